@@ -1,0 +1,105 @@
+# ExtendedDaemonSet build, test and development targets. Tool versions live
+# in test/tools/versions.env; tools and harness binaries are cached outside
+# the repository under $(CACHE_DIR).
+
+include test/tools/versions.env
+
+# The product module needs Go 1.27; the go command fetches that toolchain
+# itself when the local one is older.
+export GOTOOLCHAIN := auto
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/extendeddaemonset
+TOOLS_DIR := $(CACHE_DIR)/tools
+CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
+GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+export EDS_CACHE_DIR := $(CACHE_DIR)
+
+IMG ?= extendeddaemonset:dev
+NODES ?= 5
+KUBECONFIG ?=
+# Test flags; the e2e and bench suites have their own targets.
+TEST_FLAGS ?= -count=1 -timeout 25m
+
+.PHONY: all
+all: build
+
+##@ Development
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object paths="./api/..."
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,allowDangerousTypes=true \
+		rbac:roleName=manager-role paths="./api/...;./controllers/..." \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: fmt
+fmt: ## Format the code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: ## Fail when generated files, formatting or go.mod are stale.
+	@sum() { find api config go.mod go.sum -type f -print0 | sort -z | xargs -0 sha256sum; }; \
+	before=$$(sum); \
+	$(MAKE) --no-print-directory generate manifests >/dev/null; go mod tidy; \
+	if [ "$$before" != "$$(sum)" ]; then \
+		echo "generated files or go.mod were stale and have been regenerated; review and commit:"; \
+		diff <(echo "$$before") <(sum) || true; exit 1; \
+	fi
+	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
+
+.PHONY: testbin
+testbin: ## Build the control-plane binaries; prints the KUBEBUILDER_ASSETS directory last.
+	@test/tools/testbin.sh
+
+.PHONY: test
+test: verify vet lint ## Run every test against the harness (envtest and simulated cluster).
+	assets=$$(test/tools/testbin.sh | tail -n 1); \
+	KUBEBUILDER_ASSETS=$$assets go test $(TEST_FLAGS) ./...
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager binary.
+	go build -o bin/manager ./cmd/manager
+
+.PHONY: run
+run: build ## Run the manager: on $$KUBECONFIG when given, else on a local simulated cluster.
+	@if [ -n "$(KUBECONFIG)" ]; then \
+		bin/manager --metrics-bind-address=:8080 --health-probe-bind-address=:8081; \
+	else \
+		assets=$$(test/tools/testbin.sh | tail -n 1); \
+		KUBEBUILDER_ASSETS=$$assets go run ./test/simcluster --nodes $(NODES) \
+			--crds config/crd/bases --kubeconfig $(CACHE_DIR)/run.kubeconfig -- \
+			bin/manager --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081; \
+	fi
+
+.PHONY: docker-build
+docker-build: ## Build the container image.
+	docker build -t $(IMG) .
+
+##@ Tools
+
+$(CONTROLLER_GEN):
+	GOBIN=$(dir $@) GOFLAGS= go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+$(GOLANGCI_LINT):
+	GOBIN=$(dir $@) GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ { printf "  %-14s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)

@@ -1,0 +1,46 @@
+package v1alpha1
+
+// Labels the controller puts on the objects it creates, so they can be
+// selected without reading owner references.
+const (
+	// ExtendedDaemonSetNameLabel names the ExtendedDaemonSet a replica set or
+	// pod belongs to.
+	ExtendedDaemonSetNameLabel = "extendeddaemonset.io/name"
+	// ExtendedDaemonSetReplicaSetNameLabel names the replica set a pod belongs to.
+	ExtendedDaemonSetReplicaSetNameLabel = "extendeddaemonset.io/replicaset"
+	// TemplateHashLabel holds the hash of the pod template a replica set or
+	// pod was made from.
+	TemplateHashLabel = "extendeddaemonset.io/template-hash"
+)
+
+// Annotations that ask the controller for a one-off action. `kubectl eds`
+// sets them; each has a declarative twin in the spec for users who drive
+// everything from git.
+const (
+	// CanaryValidatedAnnotation promotes the canary whose replica set name is
+	// its value.
+	CanaryValidatedAnnotation = "extendeddaemonset.io/canary-validated"
+	// CanaryPausedAnnotation pauses the canary while it is "true".
+	CanaryPausedAnnotation = "extendeddaemonset.io/canary-paused"
+	// CanaryUnpausedAnnotation resumes a canary that was auto-paused.
+	CanaryUnpausedAnnotation = "extendeddaemonset.io/canary-unpaused"
+	// CanaryFailedAnnotation fails the canary whose replica set name is its value.
+	CanaryFailedAnnotation = "extendeddaemonset.io/canary-failed"
+	// CanaryRetryAnnotation starts a failed canary again when its value changes.
+	CanaryRetryAnnotation = "extendeddaemonset.io/canary-retry"
+	// RollingUpdatePausedAnnotation pauses the rolling update while it is "true".
+	RollingUpdatePausedAnnotation = "extendeddaemonset.io/rolling-update-paused"
+	// RolloutFrozenAnnotation stops every pod creation while it is "true".
+	RolloutFrozenAnnotation = "extendeddaemonset.io/rollout-frozen"
+	// OldDaemonSetAnnotation names a DaemonSet in the same namespace whose pods
+	// are replaced by rolling update, to migrate without downtime.
+	OldDaemonSetAnnotation = "extendeddaemonset.io/old-daemonset"
+	// TemplateHashAnnotation holds the hash of the pod template of a replica set.
+	TemplateHashAnnotation = "extendeddaemonset.io/template-hash"
+)
+
+// NodeResourcesAnnotationPrefix starts the node annotation that overrides a
+// container's resources on that node:
+// resources.extendeddaemonset.io/<namespace>.<eds>.<container> with the JSON
+// of a core/v1 ResourceRequirements as its value.
+const NodeResourcesAnnotationPrefix = "resources.extendeddaemonset.io/"

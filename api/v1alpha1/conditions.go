@@ -1,0 +1,46 @@
+package v1alpha1
+
+import "github.com/fluxcd/pkg/apis/meta"
+
+// Condition types. Ready, Reconciling and Stalled follow the contract that
+// kstatus (Flux) and Argo CD health checks read; Canary and Analysis tell a
+// person what the current canary is doing.
+const (
+	ReadyCondition       = meta.ReadyCondition
+	ReconcilingCondition = meta.ReconcilingCondition
+	StalledCondition     = meta.StalledCondition
+	CanaryCondition      = "Canary"
+	AnalysisCondition    = "Analysis"
+)
+
+// Condition reasons a person can act on.
+const (
+	// ReasonRolledOut: every desired pod runs the active template and is available.
+	ReasonRolledOut = "RolledOut"
+	// ReasonRollingUpdate: pods are being replaced by the active template.
+	ReasonRollingUpdate = "RollingUpdate"
+	// ReasonProgressing: pods are being created or becoming available.
+	ReasonProgressing = "Progressing"
+	// ReasonCanaryRunning: a canary runs on its nodes and is being judged.
+	ReasonCanaryRunning = "CanaryRunning"
+	// ReasonCanaryPaused: the canary waits for a person (manual validation,
+	// auto-pause or an explicit pause).
+	ReasonCanaryPaused = "CanaryPaused"
+	// ReasonCanaryFailed: the canary failed; its nodes went back to the active
+	// template and the object stays Stalled until the spec changes or a retry.
+	ReasonCanaryFailed = "CanaryFailed"
+	// ReasonCanaryPromoted: the canary template became the active one.
+	ReasonCanaryPromoted = "CanaryPromoted"
+	// ReasonAnalysisInconclusive: measurements gave no answer beyond the limit.
+	ReasonAnalysisInconclusive = "AnalysisInconclusive"
+	// ReasonAnalysisError: measurements failed beyond the limit.
+	ReasonAnalysisError = "AnalysisError"
+	// ReasonInvalidSpec: the spec is invalid in a way the schema cannot catch.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonRolloutFrozen: pod creation is frozen by the user.
+	ReasonRolloutFrozen = "RolloutFrozen"
+	// ReasonRollingUpdatePaused: the rolling update is paused by the user.
+	ReasonRollingUpdatePaused = "RollingUpdatePaused"
+	// ReasonProgressDeadlineExceeded: the rollout made no progress in time.
+	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
+)

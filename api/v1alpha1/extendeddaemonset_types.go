@@ -1,0 +1,177 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ExtendedDaemonSetSpec is the desired state of an ExtendedDaemonSet.
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Always'",message="template.spec.restartPolicy must be Always: node agents run until they are replaced",fieldPath=".template.spec.restartPolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchLabels) || self.selector.matchLabels.all(k, has(self.template.metadata) && has(self.template.metadata.labels) && k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector.matchLabels[k])",message="selector.matchLabels must match template.metadata.labels",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, has(self.template.metadata) && has(self.template.metadata.labels) ? (e.operator == 'In' ? (e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'NotIn' ? !(e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'Exists' ? e.key in self.template.metadata.labels : !(e.key in self.template.metadata.labels)) : (e.operator == 'NotIn' || e.operator == 'DoesNotExist'))",message="selector.matchExpressions must match template.metadata.labels",fieldPath=".selector"
+type ExtendedDaemonSetSpec struct {
+	// Selector selects the pods of this ExtendedDaemonSet; it must match the
+	// template labels. Unset means the template labels.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// Template is the pod that runs on every eligible node.
+	// +required
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// Strategy says how a new template reaches the nodes.
+	// +kubebuilder:default={}
+	// +optional
+	Strategy ExtendedDaemonSetStrategy `json:"strategy,omitempty"`
+
+	// MinReadySeconds is how long a new pod must be ready before it counts as
+	// available.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReadySeconds int32 `json:"minReadySeconds,omitempty"`
+
+	// RevisionHistoryLimit is the number of old replica sets kept to roll
+	// back to quickly.
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+}
+
+// ExtendedDaemonSetState is a one-word summary for printer columns.
+type ExtendedDaemonSetState string
+
+const (
+	StateRunning       ExtendedDaemonSetState = "Running"
+	StateRollingUpdate ExtendedDaemonSetState = "RollingUpdate"
+	StateCanary        ExtendedDaemonSetState = "Canary"
+	StateCanaryPaused  ExtendedDaemonSetState = "CanaryPaused"
+	StateCanaryFailed  ExtendedDaemonSetState = "CanaryFailed"
+	StateFrozen        ExtendedDaemonSetState = "Frozen"
+	StateError         ExtendedDaemonSetState = "Error"
+)
+
+// ExtendedDaemonSetStatus is the observed state of an ExtendedDaemonSet.
+type ExtendedDaemonSetStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling, Stalled, Canary and Analysis.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Desired is the number of nodes that should run a pod.
+	// +optional
+	Desired int32 `json:"desired"`
+	// Current is the number of nodes that run a pod.
+	// +optional
+	Current int32 `json:"current"`
+	// Ready is the number of pods that are ready.
+	// +optional
+	Ready int32 `json:"ready"`
+	// Available is the number of pods ready for at least minReadySeconds.
+	// +optional
+	Available int32 `json:"available"`
+	// UpToDate is the number of pods that run the newest template.
+	// +optional
+	UpToDate int32 `json:"upToDate"`
+
+	// ActiveReplicaSet is the replica set whose template runs on every node.
+	// +optional
+	ActiveReplicaSet string `json:"activeReplicaSet,omitempty"`
+
+	// Canary describes the running, paused or failed canary, if any.
+	// +optional
+	Canary *CanaryStatus `json:"canary,omitempty"`
+
+	// State is a one-word summary: Running, RollingUpdate, Canary,
+	// CanaryPaused, CanaryFailed, Frozen or Error.
+	// +optional
+	State ExtendedDaemonSetState `json:"state,omitempty"`
+
+	// Reason explains State.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// LastHandledRetry is the last canary retry token acted upon, from
+	// spec.strategy.canary.retry or the canary-retry annotation.
+	// +optional
+	LastHandledRetry string `json:"lastHandledRetry,omitempty"`
+}
+
+// CanaryStatus is the state of the current canary.
+type CanaryStatus struct {
+	// ReplicaSet is the canary replica set.
+	ReplicaSet string `json:"replicaSet"`
+	// TemplateHash is the hash of the canary template.
+	// +optional
+	TemplateHash string `json:"templateHash,omitempty"`
+	// Nodes are the canary nodes, kept stable for the canary's life.
+	// +listType=set
+	// +optional
+	Nodes []string `json:"nodes,omitempty"`
+	// StartedAt is when the canary started.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// Paused is true while the canary waits for a person.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+	// Failed is true once the canary failed.
+	// +optional
+	Failed bool `json:"failed,omitempty"`
+	// Reason is why the canary paused or failed, for example CrashLoopBackOff.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// Message explains Reason.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// Analysis is the state of the metric analysis.
+	// +optional
+	Analysis *AnalysisStatus `json:"analysis,omitempty"`
+}
+
+// ExtendedDaemonSet runs one pod per eligible node, rolling a new template
+// out through a canary first.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=eds
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desired`
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.current`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Up-To-Date",type=integer,JSONPath=`.status.upToDate`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.available`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Active RS",type=string,JSONPath=`.status.activeReplicaSet`
+// +kubebuilder:printcolumn:name="Canary RS",type=string,JSONPath=`.status.canary.replicaSet`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ExtendedDaemonSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ExtendedDaemonSetSpec   `json:"spec,omitempty"`
+	Status ExtendedDaemonSetStatus `json:"status,omitempty"`
+}
+
+// ExtendedDaemonSetList is a list of ExtendedDaemonSets.
+//
+// +kubebuilder:object:root=true
+type ExtendedDaemonSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ExtendedDaemonSet `json:"items"`
+}
+
+// GetConditions returns the status conditions.
+func (in *ExtendedDaemonSet) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions sets the status conditions.
+func (in *ExtendedDaemonSet) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+func init() {
+	SchemeBuilder.Register(&ExtendedDaemonSet{}, &ExtendedDaemonSetList{})
+}

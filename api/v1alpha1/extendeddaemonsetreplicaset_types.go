@@ -1,0 +1,110 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ExtendedDaemonSetReplicaSetSpec is one pod-template version of an
+// ExtendedDaemonSet. The controller writes it; users do not.
+type ExtendedDaemonSetReplicaSetSpec struct {
+	// Selector selects the pods of this replica set.
+	// +required
+	Selector *metav1.LabelSelector `json:"selector"`
+
+	// Template is the pod this replica set runs.
+	// +required
+	Template corev1.PodTemplateSpec `json:"template"`
+
+	// TemplateGeneration is the hash of Template, used to find the replica
+	// set of a template again.
+	// +optional
+	TemplateGeneration string `json:"templateGeneration,omitempty"`
+}
+
+// ReplicaSetRole is the part a replica set plays in its ExtendedDaemonSet.
+type ReplicaSetRole string
+
+const (
+	ReplicaSetActive  ReplicaSetRole = "Active"
+	ReplicaSetCanary  ReplicaSetRole = "Canary"
+	ReplicaSetUnknown ReplicaSetRole = "Unknown"
+)
+
+// ExtendedDaemonSetReplicaSetStatus is the observed state of a replica set.
+type ExtendedDaemonSetReplicaSetStatus struct {
+	// ObservedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling and Stalled.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Status is the role of this replica set: Active, Canary or Unknown.
+	// +optional
+	Status ReplicaSetRole `json:"status,omitempty"`
+
+	// Desired is the number of nodes this replica set should run a pod on.
+	// +optional
+	Desired int32 `json:"desired"`
+	// Current is the number of pods of this replica set.
+	// +optional
+	Current int32 `json:"current"`
+	// Ready is the number of ready pods.
+	// +optional
+	Ready int32 `json:"ready"`
+	// Available is the number of pods ready for at least minReadySeconds.
+	// +optional
+	Available int32 `json:"available"`
+	// IgnoredUnresponsiveNodes is the number of pods not counted as
+	// unavailable because their node does not respond.
+	// +optional
+	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
+}
+
+// ExtendedDaemonSetReplicaSet runs one template of an ExtendedDaemonSet on
+// its share of the nodes.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ers
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.status`
+// +kubebuilder:printcolumn:name="Desired",type=integer,JSONPath=`.status.desired`
+// +kubebuilder:printcolumn:name="Current",type=integer,JSONPath=`.status.current`
+// +kubebuilder:printcolumn:name="Ready",type=integer,JSONPath=`.status.ready`
+// +kubebuilder:printcolumn:name="Available",type=integer,JSONPath=`.status.available`
+// +kubebuilder:printcolumn:name="Node Selector",type=string,JSONPath=`.spec.template.spec.nodeSelector`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ExtendedDaemonSetReplicaSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ExtendedDaemonSetReplicaSetSpec   `json:"spec,omitempty"`
+	Status ExtendedDaemonSetReplicaSetStatus `json:"status,omitempty"`
+}
+
+// ExtendedDaemonSetReplicaSetList is a list of ExtendedDaemonSetReplicaSets.
+//
+// +kubebuilder:object:root=true
+type ExtendedDaemonSetReplicaSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ExtendedDaemonSetReplicaSet `json:"items"`
+}
+
+// GetConditions returns the status conditions.
+func (in *ExtendedDaemonSetReplicaSet) GetConditions() []metav1.Condition {
+	return in.Status.Conditions
+}
+
+// SetConditions sets the status conditions.
+func (in *ExtendedDaemonSetReplicaSet) SetConditions(c []metav1.Condition) {
+	in.Status.Conditions = c
+}
+
+func init() {
+	SchemeBuilder.Register(&ExtendedDaemonSetReplicaSet{}, &ExtendedDaemonSetReplicaSetList{})
+}

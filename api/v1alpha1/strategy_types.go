@@ -1,0 +1,256 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// ExtendedDaemonSetStrategy says how a new pod template reaches the nodes.
+type ExtendedDaemonSetStrategy struct {
+	// RollingUpdate sets how pods are replaced once a template is active.
+	// +kubebuilder:default={}
+	// +optional
+	RollingUpdate RollingUpdateStrategy `json:"rollingUpdate,omitempty"`
+
+	// Canary, when set, runs every new template on a few canary nodes first
+	// and promotes or fails it before the rolling update. Without it a new
+	// template is rolled out to every node at once.
+	// +optional
+	Canary *CanaryStrategy `json:"canary,omitempty"`
+}
+
+// RollingUpdateType names how a pod is replaced.
+// +kubebuilder:validation:Enum=Standard;InPlaceIfPossible
+type RollingUpdateType string
+
+const (
+	// RollingUpdateStandard deletes the old pod and creates the new one.
+	RollingUpdateStandard RollingUpdateType = "Standard"
+	// RollingUpdateInPlaceIfPossible patches the container images of the
+	// running pod when only images changed, and falls back to Standard otherwise.
+	RollingUpdateInPlaceIfPossible RollingUpdateType = "InPlaceIfPossible"
+)
+
+// RollingUpdateStrategy bounds how fast pods are replaced.
+// +kubebuilder:validation:XValidation:rule="!(string(self.maxUnavailable) in ['0', '0%'] && string(self.maxSurge) in ['0', '0%'])",message="maxUnavailable and maxSurge cannot both be zero: the rolling update could never make progress",fieldPath=".maxUnavailable"
+type RollingUpdateStrategy struct {
+	// Type is how a pod is replaced: Standard (delete, then create) or
+	// InPlaceIfPossible (patch images in place when only images changed).
+	// +kubebuilder:default=Standard
+	// +optional
+	Type RollingUpdateType `json:"type,omitempty"`
+
+	// MaxUnavailable is the largest number (or percentage of desired pods,
+	// rounded up) of pods that may be unavailable during the update.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxUnavailable must be an integer >= 0 or a percentage between 0% and 100%"
+	// +optional
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+
+	// MaxSurge is the largest number (or percentage of desired pods, rounded
+	// up) of nodes that may run an old and a new pod at once. The new pod is
+	// created first and the old one is deleted once the new one is available.
+	// +kubebuilder:default=0
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxSurge must be an integer >= 0 or a percentage between 0% and 100%"
+	// +optional
+	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
+
+	// MaxParallelPodCreation caps the number of pods created at once. Slow
+	// start doubles the batch (1, 2, 4, ...) up to this cap.
+	// +kubebuilder:default=250
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxParallelPodCreation *int32 `json:"maxParallelPodCreation,omitempty"`
+
+	// SlowStartIntervalDuration switches slow start to additive mode: every
+	// interval, the batch grows by SlowStartAdditiveIncrease. Unset means
+	// doubling batches with no fixed interval.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="slowStartIntervalDuration must be a positive duration"
+	// +optional
+	SlowStartIntervalDuration *metav1.Duration `json:"slowStartIntervalDuration,omitempty"`
+
+	// SlowStartAdditiveIncrease is how much the batch grows every
+	// SlowStartIntervalDuration (number, or percentage of desired pods).
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="slowStartAdditiveIncrease must be an integer >= 1 or a percentage between 1% and 100%"
+	// +optional
+	SlowStartAdditiveIncrease *intstr.IntOrString `json:"slowStartAdditiveIncrease,omitempty"`
+
+	// MaxPodSchedulerFailure is how many pods (or percentage of desired pods)
+	// may stay unschedulable without counting against maxUnavailable, so a few
+	// full nodes do not block the rollout.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxPodSchedulerFailure must be an integer >= 0 or a percentage between 0% and 100%"
+	// +optional
+	MaxPodSchedulerFailure *intstr.IntOrString `json:"maxPodSchedulerFailure,omitempty"`
+
+	// Paused stops replacing pods; pods on new nodes are still created. The
+	// annotation extendeddaemonset.io/rolling-update-paused does the same.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Frozen stops every pod creation and deletion of the rollout. The
+	// annotation extendeddaemonset.io/rollout-frozen does the same.
+	// +optional
+	Frozen bool `json:"frozen,omitempty"`
+}
+
+// CanaryValidationMode says who promotes a canary.
+// +kubebuilder:validation:Enum=auto;manual
+type CanaryValidationMode string
+
+const (
+	// CanaryValidationAuto promotes the canary once its duration has elapsed
+	// and its checks passed.
+	CanaryValidationAuto CanaryValidationMode = "auto"
+	// CanaryValidationManual promotes the canary only when a person validates it.
+	CanaryValidationManual CanaryValidationMode = "manual"
+)
+
+// DefaultCanaryDuration is how long an auto canary runs when duration is unset.
+// It lives in code, not in the schema, because manual canaries take no duration.
+const DefaultCanaryDuration = "10m"
+
+// CanaryStrategy runs a new template on a few nodes before everyone else.
+// +kubebuilder:validation:XValidation:rule="!has(self.validationMode) || self.validationMode != 'manual' || (!has(self.duration) && !has(self.noRestartsDuration))",message="duration and noRestartsDuration cannot be set with validationMode manual: a manual canary runs until it is validated (use autoFail.canaryTimeout to bound it)"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoFail) || !has(self.autoPause) || !has(self.autoFail.maxRestarts) || !has(self.autoPause.maxRestarts) || self.autoFail.maxRestarts >= self.autoPause.maxRestarts",message="autoFail.maxRestarts must be greater than or equal to autoPause.maxRestarts"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoFail) || !has(self.autoFail.canaryTimeout) || duration(self.autoFail.canaryTimeout) > duration(has(self.duration) ? self.duration : '10m') || (has(self.validationMode) && self.validationMode == 'manual')",message="autoFail.canaryTimeout must be longer than duration (10m when unset)"
+// +kubebuilder:validation:XValidation:rule="!has(self.noRestartsDuration) || duration(self.noRestartsDuration) <= duration(has(self.duration) ? self.duration : '10m')",message="noRestartsDuration must not be longer than duration (10m when unset)"
+type CanaryStrategy struct {
+	// Replicas is the number of canary nodes, or a percentage of the desired
+	// nodes rounded up.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="canary replicas must be an integer >= 1 or a percentage between 1% and 100%"
+	// +optional
+	Replicas *intstr.IntOrString `json:"replicas,omitempty"`
+
+	// Duration is how long an auto canary runs before it can be promoted
+	// (10m when unset). Not allowed with validationMode manual.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="duration must be a positive duration"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// NoRestartsDuration is the final part of Duration during which no canary
+	// container may restart for the canary to be promoted.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="noRestartsDuration must be a positive duration"
+	// +optional
+	NoRestartsDuration *metav1.Duration `json:"noRestartsDuration,omitempty"`
+
+	// NodeSelector restricts canary nodes to the nodes it matches.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+
+	// NodeAntiAffinityKeys are node label keys whose values canary nodes are
+	// spread across (for example one canary per zone).
+	// +listType=set
+	// +optional
+	NodeAntiAffinityKeys []string `json:"nodeAntiAffinityKeys,omitempty"`
+
+	// ValidationMode is auto (promote once Duration elapsed and the checks
+	// passed) or manual (promote only when validated).
+	// +kubebuilder:default=auto
+	// +optional
+	ValidationMode CanaryValidationMode `json:"validationMode,omitempty"`
+
+	// AutoPause pauses the canary when its pods look unhealthy, so a person
+	// can look before it fails.
+	// +optional
+	AutoPause *CanaryAutoPause `json:"autoPause,omitempty"`
+
+	// AutoFail fails the canary when its pods are clearly broken or it runs
+	// too long; the canary nodes then go back to the active template.
+	// +optional
+	AutoFail *CanaryAutoFail `json:"autoFail,omitempty"`
+
+	// Analysis judges the canary by Prometheus metrics; promotion then also
+	// needs the analysis to succeed.
+	// +optional
+	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
+
+	// Paused holds the canary where it is while true: no promotion, no
+	// automatic failure except canaryTimeout. Declarative twin of the
+	// extendeddaemonset.io/canary-paused annotation.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+
+	// Validate promotes the canary whose replica set name
+	// (status.canary.replicaSet) equals this value. Declarative twin of the
+	// extendeddaemonset.io/canary-validated annotation.
+	// +optional
+	Validate string `json:"validate,omitempty"`
+
+	// Fail fails the canary whose replica set name equals this value.
+	// Declarative twin of the extendeddaemonset.io/canary-failed annotation.
+	// +optional
+	Fail string `json:"fail,omitempty"`
+
+	// Retry starts a failed canary again each time this value changes (any
+	// token, for example a date). Declarative twin of the
+	// extendeddaemonset.io/canary-retry annotation.
+	// +optional
+	Retry string `json:"retry,omitempty"`
+}
+
+// CanaryAutoPause pauses an unhealthy canary.
+type CanaryAutoPause struct {
+	// Enabled turns automatic pausing on.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// MaxRestarts is the number of canary container restarts above which the
+	// canary pauses.
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+
+	// MaxSlowStartDuration is how long a canary pod may take to start (or
+	// wait for a reason such as ImagePullBackOff) before the canary pauses.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="maxSlowStartDuration must be a positive duration"
+	// +optional
+	MaxSlowStartDuration *metav1.Duration `json:"maxSlowStartDuration,omitempty"`
+}
+
+// CanaryAutoFail fails a broken canary.
+type CanaryAutoFail struct {
+	// Enabled turns automatic failing on.
+	// +kubebuilder:default=true
+	// +optional
+	Enabled *bool `json:"enabled,omitempty"`
+
+	// MaxRestarts is the number of canary container restarts above which the
+	// canary fails.
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+
+	// MaxRestartsDuration fails the canary when a canary container keeps
+	// restarting for longer than this.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="maxRestartsDuration must be a positive duration"
+	// +optional
+	MaxRestartsDuration *metav1.Duration `json:"maxRestartsDuration,omitempty"`
+
+	// CanaryTimeout fails a canary that is still not promoted after this long,
+	// so a paused canary cannot wait forever. With validationMode manual it
+	// bounds the wait for validation.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="canaryTimeout must be a positive duration"
+	// +optional
+	CanaryTimeout *metav1.Duration `json:"canaryTimeout,omitempty"`
+}

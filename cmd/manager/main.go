@@ -1,0 +1,116 @@
+// Command manager runs the ExtendedDaemonSet controllers.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/fluxcd/pkg/runtime/client"
+	"github.com/fluxcd/pkg/runtime/leaderelection"
+	"github.com/fluxcd/pkg/runtime/logger"
+	"github.com/fluxcd/pkg/runtime/probes"
+	flag "github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+const controllerName = "extendeddaemonset-controller"
+
+// options are the command-line settings of the manager.
+type options struct {
+	metricsAddr     string
+	secureMetrics   bool
+	probeAddr       string
+	watchNamespaces []string
+	client          client.Options
+	leaderElection  leaderelection.Options
+	logger          logger.Options
+}
+
+func (o *options) bindFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
+		"Address the metrics endpoint binds to; 0 disables it.")
+	fs.BoolVar(&o.secureMetrics, "metrics-secure", true,
+		"Serve metrics over HTTPS, allowing only callers the API server authorizes to get /metrics.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
+		"Address the liveness (/healthz) and readiness (/readyz) probes bind to.")
+	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
+		"Namespaces whose ExtendedDaemonSets are reconciled (comma-separated); empty means all.")
+	o.client.BindFlags(fs)
+	o.leaderElection.BindFlags(fs)
+	o.logger.BindFlags(fs)
+}
+
+func newScheme() *runtime.Scheme {
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
+// managerOptions turns the command-line settings into controller-runtime's.
+func (o *options) managerOptions() ctrl.Options {
+	var namespaces map[string]cache.Config
+	for _, ns := range o.watchNamespaces {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			if namespaces == nil {
+				namespaces = map[string]cache.Config{}
+			}
+			namespaces[ns] = cache.Config{}
+		}
+	}
+	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics}
+	if o.secureMetrics {
+		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return ctrl.Options{
+		Scheme:                        newScheme(),
+		Metrics:                       metrics,
+		HealthProbeBindAddress:        o.probeAddr,
+		Cache:                         cache.Options{DefaultNamespaces: namespaces},
+		LeaderElection:                o.leaderElection.Enable,
+		LeaderElectionID:              "extendeddaemonset.io",
+		LeaderElectionReleaseOnCancel: o.leaderElection.ReleaseOnCancel,
+		LeaseDuration:                 &o.leaderElection.LeaseDuration,
+		RenewDeadline:                 &o.leaderElection.RenewDeadline,
+		RetryPeriod:                   &o.leaderElection.RetryPeriod,
+	}
+}
+
+func run(args []string) error {
+	var opts options
+	fs := flag.NewFlagSet(controllerName, flag.ContinueOnError)
+	opts.bindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger.SetLogger(logger.NewLogger(opts.logger))
+	log := ctrl.Log.WithName("setup")
+
+	mgr, err := ctrl.NewManager(client.GetConfigOrDie(opts.client), opts.managerOptions())
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+	probes.SetupChecks(mgr, log)
+
+	log.Info("starting manager", "watchNamespaces", opts.watchNamespaces)
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	return nil
+}
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
