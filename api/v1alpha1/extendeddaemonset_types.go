@@ -7,13 +7,14 @@ import (
 
 // ExtendedDaemonSetSpec is the desired state of an ExtendedDaemonSet.
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Always'",message="template.spec.restartPolicy must be Always: node agents run until they are replaced",fieldPath=".template.spec.restartPolicy"
-// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchLabels) || self.selector.matchLabels.all(k, has(self.template.metadata) && has(self.template.metadata.labels) && k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector.matchLabels[k])",message="selector.matchLabels must match template.metadata.labels",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchLabels) || (has(self.template.metadata) && has(self.template.metadata.labels) ? self.selector.matchLabels.all(k, k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector.matchLabels[k]) : size(self.selector.matchLabels) == 0)",message="selector.matchLabels must match template.metadata.labels",fieldPath=".selector"
 // +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, has(self.template.metadata) && has(self.template.metadata.labels) ? (e.operator == 'In' ? (e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'NotIn' ? !(e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'Exists' ? e.key in self.template.metadata.labels : !(e.key in self.template.metadata.labels)) : (e.operator == 'NotIn' || e.operator == 'DoesNotExist'))",message="selector.matchExpressions must match template.metadata.labels",fieldPath=".selector"
 type ExtendedDaemonSetSpec struct {
 	// Selector selects the pods of this ExtendedDaemonSet; it must match the
 	// template labels. Unset means the template labels.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="selector is immutable: create a new ExtendedDaemonSet to change it"
 	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+	Selector *LabelSelector `json:"selector,omitempty"`
 
 	// Template is the pod that runs on every eligible node.
 	// +required

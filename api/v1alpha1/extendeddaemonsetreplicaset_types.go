@@ -10,7 +10,7 @@ import (
 type ExtendedDaemonSetReplicaSetSpec struct {
 	// Selector selects the pods of this replica set.
 	// +required
-	Selector *metav1.LabelSelector `json:"selector"`
+	Selector *LabelSelector `json:"selector"`
 
 	// Template is the pod this replica set runs.
 	// +required

@@ -32,7 +32,7 @@ const (
 )
 
 // RollingUpdateStrategy bounds how fast pods are replaced.
-// +kubebuilder:validation:XValidation:rule="!(string(self.maxUnavailable) in ['0', '0%'] && string(self.maxSurge) in ['0', '0%'])",message="maxUnavailable and maxSurge cannot both be zero: the rolling update could never make progress",fieldPath=".maxUnavailable"
+// +kubebuilder:validation:XValidation:rule="!(has(self.maxUnavailable) && has(self.maxSurge) && string(self.maxUnavailable) in ['0', '0%'] && string(self.maxSurge) in ['0', '0%'])",message="maxUnavailable and maxSurge cannot both be zero: the rolling update could never make progress",fieldPath=".maxUnavailable"
 type RollingUpdateStrategy struct {
 	// Type is how a pod is replaced: Standard (delete, then create) or
 	// InPlaceIfPossible (patch images in place when only images changed).
@@ -44,6 +44,7 @@ type RollingUpdateStrategy struct {
 	// rounded up) of pods that may be unavailable during the update.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxUnavailable must be an integer >= 0 or a percentage between 0% and 100%"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
@@ -53,6 +54,7 @@ type RollingUpdateStrategy struct {
 	// created first and the old one is deleted once the new one is available.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxSurge must be an integer >= 0 or a percentage between 0% and 100%"
 	// +optional
 	MaxSurge *intstr.IntOrString `json:"maxSurge,omitempty"`
@@ -76,6 +78,7 @@ type RollingUpdateStrategy struct {
 	// SlowStartAdditiveIncrease is how much the batch grows every
 	// SlowStartIntervalDuration (number, or percentage of desired pods).
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="slowStartAdditiveIncrease must be an integer >= 1 or a percentage between 1% and 100%"
 	// +optional
 	SlowStartAdditiveIncrease *intstr.IntOrString `json:"slowStartAdditiveIncrease,omitempty"`
@@ -84,6 +87,7 @@ type RollingUpdateStrategy struct {
 	// may stay unschedulable without counting against maxUnavailable, so a few
 	// full nodes do not block the rollout.
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxPodSchedulerFailure must be an integer >= 0 or a percentage between 0% and 100%"
 	// +optional
 	MaxPodSchedulerFailure *intstr.IntOrString `json:"maxPodSchedulerFailure,omitempty"`
@@ -125,6 +129,7 @@ type CanaryStrategy struct {
 	// nodes rounded up.
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="canary replicas must be an integer >= 1 or a percentage between 1% and 100%"
 	// +optional
 	Replicas *intstr.IntOrString `json:"replicas,omitempty"`
