@@ -172,7 +172,3 @@ func (in *ExtendedDaemonSet) GetConditions() []metav1.Condition { return in.Stat
 
 // SetConditions sets the status conditions.
 func (in *ExtendedDaemonSet) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
-
-func init() {
-	SchemeBuilder.Register(&ExtendedDaemonSet{}, &ExtendedDaemonSetList{})
-}

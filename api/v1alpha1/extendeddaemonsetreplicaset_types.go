@@ -104,7 +104,3 @@ func (in *ExtendedDaemonSetReplicaSet) GetConditions() []metav1.Condition {
 func (in *ExtendedDaemonSetReplicaSet) SetConditions(c []metav1.Condition) {
 	in.Status.Conditions = c
 }
-
-func init() {
-	SchemeBuilder.Register(&ExtendedDaemonSetReplicaSet{}, &ExtendedDaemonSetReplicaSetList{})
-}

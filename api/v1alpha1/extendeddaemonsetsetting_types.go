@@ -99,7 +99,3 @@ func (in *ExtendedDaemonsetSetting) GetConditions() []metav1.Condition {
 func (in *ExtendedDaemonsetSetting) SetConditions(c []metav1.Condition) {
 	in.Status.Conditions = c
 }
-
-func init() {
-	SchemeBuilder.Register(&ExtendedDaemonsetSetting{}, &ExtendedDaemonsetSettingList{})
-}

@@ -29,6 +29,7 @@ type options struct {
 	metricsAddr     string
 	secureMetrics   bool
 	probeAddr       string
+	leaseNamespace  string
 	watchNamespaces []string
 	client          client.Options
 	leaderElection  leaderelection.Options
@@ -42,6 +43,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Serve metrics over HTTPS, allowing only callers the API server authorizes to get /metrics.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"Address the liveness (/healthz) and readiness (/readyz) probes bind to.")
+	fs.StringVar(&o.leaseNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election lease; empty means the manager's own namespace when in a cluster.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
 		"Namespaces whose ExtendedDaemonSets are reconciled (comma-separated); empty means all.")
 	o.client.BindFlags(fs)
@@ -78,6 +81,7 @@ func (o *options) managerOptions() ctrl.Options {
 		Cache:                         cache.Options{DefaultNamespaces: namespaces},
 		LeaderElection:                o.leaderElection.Enable,
 		LeaderElectionID:              "extendeddaemonset.io",
+		LeaderElectionNamespace:       o.leaseNamespace,
 		LeaderElectionReleaseOnCancel: o.leaderElection.ReleaseOnCancel,
 		LeaseDuration:                 &o.leaderElection.LeaseDuration,
 		RenewDeadline:                 &o.leaderElection.RenewDeadline,

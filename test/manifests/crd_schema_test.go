@@ -1,0 +1,108 @@
+package manifests
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+func loadCRD(t *testing.T, plural string) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	data, err := os.ReadFile(repoPath(filepath.Join("config/crd/bases", "extendeddaemonset.io_"+plural+".yaml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := yaml.Unmarshal(data, crd); err != nil {
+		t.Fatal(err)
+	}
+	return crd
+}
+
+var crds = []struct {
+	plural, shortName string
+	columns           []string
+}{
+	{"extendeddaemonsets", "eds", []string{"Name", "Desired", "Current", "Ready", "Up-To-Date", "Available", "Status", "Active RS", "Canary RS", "Age"}},
+	{"extendeddaemonsetreplicasets", "ers", []string{"Name", "Status", "Desired", "Current", "Ready", "Available", "Node Selector", "Age"}},
+	{"extendeddaemonsetsettings", "edss", []string{"Name", "Status", "Node Selector", "Error", "Age"}},
+}
+
+// Descriptions become `kubectl explain` text; a field without one is a field
+// users have to guess at.
+func TestEveryFieldIsDocumented(t *testing.T) {
+	for _, c := range crds {
+		crd := loadCRD(t, c.plural)
+		spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties
+		for _, root := range []string{"spec", "status"} {
+			walkSchema(root, spec[root], func(path string, s apiextensionsv1.JSONSchemaProps) {
+				if s.Description == "" {
+					t.Errorf("%s: %s has no description", c.plural, path)
+				}
+			})
+		}
+	}
+}
+
+func walkSchema(path string, s apiextensionsv1.JSONSchemaProps, visit func(string, apiextensionsv1.JSONSchemaProps)) {
+	visit(path, s)
+	for name, child := range s.Properties {
+		walkSchema(path+"."+name, child, visit)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		for name, child := range s.Items.Schema.Properties {
+			walkSchema(path+"[]."+name, child, visit)
+		}
+	}
+}
+
+func TestNamesAndCategories(t *testing.T) {
+	for _, c := range crds {
+		crd := loadCRD(t, c.plural)
+		if !slices.Equal(crd.Spec.Names.ShortNames, []string{c.shortName}) {
+			t.Errorf("%s: short names %v, want [%s]", c.plural, crd.Spec.Names.ShortNames, c.shortName)
+		}
+		if slices.Contains(crd.Spec.Names.Categories, "all") {
+			t.Errorf("%s is in category all: `kubectl get all` would list it", c.plural)
+		}
+	}
+}
+
+// The API server's table view is what `kubectl get` prints.
+func TestPrinterColumns(t *testing.T) {
+	cfg := rest.CopyConfig(restConfig)
+	cfg.GroupVersion = &v1alpha1.GroupVersion
+	cfg.APIPath = "/apis"
+	cfg.NegotiatedSerializer = tableCodecs()
+	rc, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crds {
+		table := &metav1.Table{}
+		err := rc.Get().Namespace("default").Resource(c.plural).
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").
+			Do(context.Background()).Into(table)
+		if err != nil {
+			t.Fatalf("%s: %v", c.plural, err)
+		}
+		var got []string
+		for _, col := range table.ColumnDefinitions {
+			if col.Priority == 0 {
+				got = append(got, col.Name)
+			}
+		}
+		if !slices.Equal(got, c.columns) {
+			t.Errorf("kubectl get %s columns: %v, want %v", c.shortName, got, c.columns)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package manifests
+
+import (
+	"context"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// render builds a kustomization the way `kubectl apply -k` does.
+func render(t *testing.T, dir string) []*unstructured.Unstructured {
+	t.Helper()
+	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatalf("kustomize build %s: %v", dir, err)
+	}
+	var objs []*unstructured.Unstructured
+	for _, res := range resMap.Resources() {
+		m, err := res.Map()
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: m})
+	}
+	return objs
+}
+
+func TestDefaultKustomizationRendersAndApplies(t *testing.T) {
+	objs := render(t, repoPath("config/default"))
+	kinds := map[string]int{}
+	for _, obj := range objs {
+		kinds[obj.GetKind()]++
+		if obj.GetKind() != "CustomResourceDefinition" && obj.GetKind() != "ClusterRole" &&
+			obj.GetKind() != "ClusterRoleBinding" && obj.GetKind() != "Namespace" &&
+			obj.GetNamespace() != "extendeddaemonset-system" {
+			t.Errorf("%s %s is not in the controller's namespace: %q", obj.GetKind(), obj.GetName(), obj.GetNamespace())
+		}
+	}
+	for kind, want := range map[string]int{
+		"CustomResourceDefinition": 3, "ClusterRole": 2, "ClusterRoleBinding": 1, "Role": 1,
+		"RoleBinding": 1, "ServiceAccount": 1, "Deployment": 1, "Namespace": 1, "Service": 1,
+	} {
+		if kinds[kind] != want {
+			t.Errorf("want %d %s in config/default, rendered %d", want, kind, kinds[kind])
+		}
+	}
+
+	ctx := context.Background()
+	for _, obj := range objs {
+		// Server-side apply with force, as `kubectl apply --server-side` does,
+		// since the CRDs are already installed by the test environment.
+		if err := k8s.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner("manifests-test"), client.ForceOwnership); err != nil {
+			t.Errorf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+}

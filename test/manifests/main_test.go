@@ -1,0 +1,82 @@
+// Package manifests tests the shipped CRDs, samples and kustomize bases
+// against a real API server.
+package manifests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+)
+
+var (
+	k8s        client.Client
+	restConfig *rest.Config
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	env, cfg, err := harness.StartEnvtest(repoPath("config/crd/bases"))
+	restConfig = cfg
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	k8s, err = client.New(cfg, client.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+func repoPath(rel string) string { return filepath.Join(harness.RepoRoot(), rel) }
+
+// fromYAML parses one object.
+func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+		t.Fatalf("parsing %q: %v", doc, err)
+	}
+	return u
+}
+
+// createInNamespace creates obj in a fresh namespace-scoped name and removes
+// it at the end of the test.
+func create(ctx context.Context, t *testing.T, obj *unstructured.Unstructured) error {
+	t.Helper()
+	if obj.GetNamespace() == "" {
+		obj.SetNamespace("default")
+	}
+	err := k8s.Create(ctx, obj)
+	if err == nil {
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
+	}
+	return err
+}
+
+// tableCodecs decodes the API server's Table answers.
+func tableCodecs() runtime.NegotiatedSerializer {
+	scheme := runtime.NewScheme()
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
+	utilruntime.Must(metav1.AddMetaToScheme(scheme))
+	return serializer.NewCodecFactory(scheme).WithoutConversion()
+}
