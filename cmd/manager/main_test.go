@@ -76,7 +76,7 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 
 	for _, path := range []string{"/healthz", "/readyz"} {
 		g.Eventually(func() int { return httpStatus(fmt.Sprintf("http://%s%s", probes, path)) }).
-			WithTimeout(30 * time.Second).Should(gomega.Equal(http.StatusOK), path)
+			WithTimeout(30*time.Second).Should(gomega.Equal(http.StatusOK), path)
 	}
 
 	// The secured metrics endpoint refuses a caller without credentials.
@@ -94,10 +94,10 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Eventually(func() error {
 		return k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "extendeddaemonset.io"}, &coordinationv1.Lease{})
-	}).WithTimeout(30 * time.Second).Should(gomega.Succeed(), "the manager takes the leader election lease")
+	}).WithTimeout(30*time.Second).Should(gomega.Succeed(), "the manager takes the leader election lease")
 
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(gomega.Succeed())
-	g.Eventually(exited).WithTimeout(30 * time.Second).Should(gomega.Receive(gomega.BeNil()), "the manager exits 0 on SIGTERM")
+	g.Eventually(exited).WithTimeout(30*time.Second).Should(gomega.Receive(gomega.BeNil()), "the manager exits 0 on SIGTERM")
 }
 
 func TestBadFlagIsRefused(t *testing.T) {

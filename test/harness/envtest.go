@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/client-go/rest"
@@ -24,7 +25,7 @@ func StartEnvtest(crdDirs ...string) (*envtest.Environment, *rest.Config, error)
 	cfg, err := env.Start()
 	if err != nil {
 		if stopErr := env.Stop(); stopErr != nil {
-			err = fmt.Errorf("%w (and stopping it: %v)", err, stopErr)
+			err = errors.Join(err, fmt.Errorf("stopping it: %w", stopErr))
 		}
 		return nil, nil, fmt.Errorf("starting envtest: %w", err)
 	}

@@ -1,7 +1,9 @@
 package manifests
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,6 +50,10 @@ func TestDefaultKustomizationRendersAndApplies(t *testing.T) {
 		}
 	}
 
+	// Namespaces first, as kubectl orders an apply.
+	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
+		return cmp.Compare(kindRank(a), kindRank(b))
+	})
 	ctx := context.Background()
 	for _, obj := range objs {
 		// Server-side apply with force, as `kubectl apply --server-side` does,
@@ -56,4 +62,11 @@ func TestDefaultKustomizationRendersAndApplies(t *testing.T) {
 			t.Errorf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
+}
+
+func kindRank(obj *unstructured.Unstructured) int {
+	if obj.GetKind() == "Namespace" {
+		return 0
+	}
+	return 1
 }

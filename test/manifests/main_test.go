@@ -15,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 )
 
@@ -39,7 +41,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	k8s, err = client.New(cfg, client.Options{})
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(v1alpha1.AddToScheme(scheme))
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -59,8 +64,8 @@ func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {
 	return u
 }
 
-// createInNamespace creates obj in a fresh namespace-scoped name and removes
-// it at the end of the test.
+// create creates obj (in the default namespace unless it names one) and
+// removes it at the end of the test.
 func create(ctx context.Context, t *testing.T, obj *unstructured.Unstructured) error {
 	t.Helper()
 	if obj.GetNamespace() == "" {

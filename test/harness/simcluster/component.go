@@ -77,10 +77,14 @@ func (comp *component) waitReady(ctx context.Context, check func(context.Context
 		}
 		select {
 		case <-comp.proc.Done():
-			return fmt.Errorf("%s exited (%v); end of its log:\n%s",
-				comp.name, comp.proc.Err(), tail(comp.logPath, logTailLines))
+			exitErr := comp.proc.Err()
+			if exitErr == nil {
+				exitErr = errors.New("exit status 0")
+			}
+			return fmt.Errorf("%s exited before it was ready (%w); end of its log:\n%s",
+				comp.name, exitErr, tail(comp.logPath, logTailLines))
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %w (last check: %v); end of its log:\n%s",
+			return fmt.Errorf("%s not ready: %w (last check: %w); end of its log:\n%s",
 				comp.name, ctx.Err(), err, tail(comp.logPath, logTailLines))
 		case <-tick.C:
 		}
