@@ -41,6 +41,12 @@ const (
 	ReasonRolloutFrozen = "RolloutFrozen"
 	// ReasonRollingUpdatePaused: the rolling update is paused by the user.
 	ReasonRollingUpdatePaused = "RollingUpdatePaused"
+	// ReasonInactive: a replica set that is neither active nor canary; the
+	// active one replaces its pods.
+	ReasonInactive = "Inactive"
+	// ReasonReconcileFailed: the controller could not carry out its plan
+	// (an API call failed); it retries.
+	ReasonReconcileFailed = "ReconcileFailed"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress in time.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )

@@ -59,6 +59,18 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// Available is the number of pods ready for at least minReadySeconds.
 	// +optional
 	Available int32 `json:"available"`
+	// UpToDate is the number of desired nodes whose only pod is an available
+	// pod of this replica set.
+	// +optional
+	UpToDate int32 `json:"upToDate"`
+	// Unschedulable is the number of pods of this replica set the scheduler
+	// could not place.
+	// +optional
+	Unschedulable int32 `json:"unschedulable,omitempty"`
+	// ActiveSince is when this replica set last became the active one; slow
+	// start counts its intervals from there.
+	// +optional
+	ActiveSince *metav1.Time `json:"activeSince,omitempty"`
 	// IgnoredUnresponsiveNodes is the number of pods not counted as
 	// unavailable because their node does not respond.
 	// +optional

@@ -20,9 +20,10 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 )
 
-const controllerName = "extendeddaemonset-controller"
+const controllerName = controllers.ControllerName
 
 // options are the command-line settings of the manager.
 type options struct {
@@ -31,6 +32,7 @@ type options struct {
 	probeAddr       string
 	leaseNamespace  string
 	watchNamespaces []string
+	reconcilers     controllers.Options
 	client          client.Options
 	leaderElection  leaderelection.Options
 	logger          logger.Options
@@ -47,6 +49,10 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Namespace of the leader election lease; empty means the manager's own namespace when in a cluster.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
 		"Namespaces whose ExtendedDaemonSets are reconciled (comma-separated); empty means all.")
+	fs.IntVar(&o.reconcilers.MaxConcurrentReconciles, "concurrent", 4,
+		"Reconciles run in parallel, per kind.")
+	fs.IntVar(&o.reconcilers.MaxConcurrentWrites, "concurrent-pod-writes", 32,
+		"Pod creations and deletions one reconcile has in flight.")
 	o.client.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.logger.BindFlags(fs)
@@ -61,13 +67,13 @@ func newScheme() *runtime.Scheme {
 
 // managerOptions turns the command-line settings into controller-runtime's.
 func (o *options) managerOptions() ctrl.Options {
-	var namespaces map[string]cache.Config
+	cacheOpts := controllers.CacheOptions()
 	for _, ns := range o.watchNamespaces {
 		if ns = strings.TrimSpace(ns); ns != "" {
-			if namespaces == nil {
-				namespaces = map[string]cache.Config{}
+			if cacheOpts.DefaultNamespaces == nil {
+				cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 			}
-			namespaces[ns] = cache.Config{}
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
 	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics}
@@ -78,7 +84,7 @@ func (o *options) managerOptions() ctrl.Options {
 		Scheme:                        newScheme(),
 		Metrics:                       metrics,
 		HealthProbeBindAddress:        o.probeAddr,
-		Cache:                         cache.Options{DefaultNamespaces: namespaces},
+		Cache:                         cacheOpts,
 		LeaderElection:                o.leaderElection.Enable,
 		LeaderElectionID:              "extendeddaemonset.io",
 		LeaderElectionNamespace:       o.leaseNamespace,
@@ -104,9 +110,13 @@ func run(args []string) error {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	probes.SetupChecks(mgr, log)
+	ctx := ctrl.SetupSignalHandler()
+	if err := controllers.Setup(ctx, mgr, opts.reconcilers); err != nil {
+		return err
+	}
 
 	log.Info("starting manager", "watchNamespaces", opts.watchNamespaces)
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil

@@ -1,0 +1,87 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+)
+
+// Field indexes on the cached pods.
+const (
+	// podNodeIndex: the node a pod is bound or pinned to.
+	podNodeIndex = "eds.pod.node"
+	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod.
+	podOwnerIndex = "eds.pod.owner"
+)
+
+// CacheOptions keeps the informer cache to what the controllers use, so that
+// its memory stays flat on clusters of thousands of nodes: only pods that
+// carry the ExtendedDaemonSet label, no managed fields on any object, and
+// nodes without their image lists and volume records.
+func CacheOptions() cache.Options {
+	managed, err := labels.NewRequirement(v1alpha1.ExtendedDaemonSetNameLabel, selection.Exists, nil)
+	if err != nil {
+		panic(fmt.Sprintf("pod label requirement: %v", err)) // a constant; cannot fail
+	}
+	return cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:  {Label: labels.NewSelector().Add(*managed)},
+			&corev1.Node{}: {Transform: trimNode},
+		},
+	}
+}
+
+// trimNode keeps the node fields placement and status read: metadata
+// (labels, annotations), taints, and conditions.
+func trimNode(obj any) (any, error) {
+	node, ok := obj.(*corev1.Node)
+	if !ok {
+		return obj, nil
+	}
+	node.ManagedFields = nil
+	node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions}
+	return node, nil
+}
+
+// setupIndexes registers the pod indexes the reconcilers query.
+func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, podNodeIndex, func(o client.Object) []string {
+		if node := placement.TargetNode(o.(*corev1.Pod)); node != "" {
+			return []string{node}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing pods by node: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &corev1.Pod{}, podOwnerIndex, func(o client.Object) []string {
+		if name := o.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]; name != "" {
+			return []string{o.GetNamespace() + "/" + name}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
+	}
+	return nil
+}
+
+// listPods returns the cached pods of an ExtendedDaemonSet.
+func listPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{podOwnerIndex: namespace + "/" + eds}); err != nil {
+		return nil, fmt.Errorf("listing pods of %s/%s: %w", namespace, eds, err)
+	}
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods, nil
+}

@@ -1,0 +1,182 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// ExtendedDaemonSetReconciler keeps one replica set per pod template,
+// decides which one is active, prunes old ones, and sums their status up.
+type ExtendedDaemonSetReconciler struct {
+	client.Client
+	// APIReader reads around the cache: before creating a replica set, to
+	// be sure a just-created one is not merely missing from the cache.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	// MaxConcurrentReconciles bounds parallel reconciles; zero means one.
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers the reconciler; a change of any replica set
+// status reaches its ExtendedDaemonSet.
+func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("extendeddaemonset").
+		For(&v1alpha1.ExtendedDaemonSet{}).
+		Owns(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Complete(r)
+}
+
+// Reconcile is: replica set of the current template, roles, history, status.
+func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	eds := &v1alpha1.ExtendedDaemonSet{}
+	if err := r.Get(ctx, req.NamespacedName, eds); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !eds.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	patcher := patch.NewSerialPatcher(eds, r.Client)
+	before := eds.DeepCopy()
+
+	sets, err := r.replicaSets(ctx, eds, r.Client)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	current, err := r.currentReplicaSet(ctx, eds, sets)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if byName(sets, current.Name) == nil {
+		sets = append(sets, current)
+	}
+	blocked := r.chooseActive(eds, current)
+	if err := r.pruneHistory(ctx, eds, sets, current); err != nil {
+		return ctrl.Result{}, err
+	}
+
+	setExtendedDaemonSetStatus(eds, sets, current, blocked)
+	r.recordTransitions(before, eds)
+	if err := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
+		patch.WithFieldOwner(fieldOwner)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// replicaSets lists the replica sets eds controls, from reader.
+func (r *ExtendedDaemonSetReconciler) replicaSets(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, reader client.Reader) ([]*v1alpha1.ExtendedDaemonSetReplicaSet, error) {
+	var list v1alpha1.ExtendedDaemonSetReplicaSetList
+	if err := reader.List(ctx, &list, client.InNamespace(eds.Namespace),
+		client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds.Name}); err != nil {
+		return nil, fmt.Errorf("listing replica sets: %w", err)
+	}
+	return ownedReplicaSets(eds, list.Items), nil
+}
+
+// currentReplicaSet returns the replica set of the current template,
+// creating it when neither the cache nor the API server has it.
+func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	cached []*v1alpha1.ExtendedDaemonSetReplicaSet,
+) (*v1alpha1.ExtendedDaemonSetReplicaSet, error) {
+	hash, err := templateHash(&eds.Spec.Template)
+	if err != nil {
+		return nil, err
+	}
+	if ers := byHash(cached, hash); ers != nil {
+		return ers, nil
+	}
+	live, err := r.replicaSets(ctx, eds, r.APIReader)
+	if err != nil {
+		return nil, err
+	}
+	if ers := byHash(live, hash); ers != nil {
+		return ers, nil
+	}
+	ers := newReplicaSet(eds, hash)
+	if err := controllerutil.SetControllerReference(eds, ers, r.Scheme()); err != nil {
+		return nil, fmt.Errorf("owning replica set: %w", err)
+	}
+	if err := r.Create(ctx, ers); err != nil {
+		return nil, fmt.Errorf("creating replica set for template %s: %w", hash, err)
+	}
+	ctrl.LoggerFrom(ctx).Info("created replica set", "replicaSet", klog.KObj(ers), "templateHash", hash)
+	r.Recorder.Eventf(eds, ers, corev1.EventTypeNormal, "ReplicaSetCreated", "Create",
+		"created replica set %s for pod template %s", ers.Name, hash)
+	return ers, nil
+}
+
+// chooseActive makes the current template's replica set the active one
+// when nothing stands in the way, and otherwise says what does. A canary
+// strategy keeps a new template off the nodes until the canary lifecycle
+// has promoted it; the first template of an ExtendedDaemonSet has nothing
+// to compare against and becomes active at once.
+func (r *ExtendedDaemonSetReconciler) chooseActive(eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet) *progress {
+	if eds.Status.ActiveReplicaSet == current.Name {
+		return nil
+	}
+	if eds.Spec.Strategy.Canary != nil && eds.Status.ActiveReplicaSet != "" {
+		return &progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: fmt.Sprintf(
+			"spec.strategy.canary is not supported by this controller version: replica set %s stays on hold; remove the canary strategy to roll it out",
+			current.Name)}
+	}
+	eds.Status.ActiveReplicaSet = current.Name
+	return nil
+}
+
+// pruneHistory deletes replica sets beyond revisionHistoryLimit that own no
+// pods any more.
+func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
+) error {
+	limit := 10
+	if eds.Spec.RevisionHistoryLimit != nil {
+		limit = int(*eds.Spec.RevisionHistoryLimit)
+	}
+	inUse := map[string]bool{current.Name: true, eds.Status.ActiveReplicaSet: true}
+	if c := runningCanary(eds); c != nil {
+		inUse[c.ReplicaSet] = true
+	}
+	pods, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
+	if err != nil {
+		return err
+	}
+	podsOf := map[string]int{}
+	for _, p := range pods {
+		podsOf[p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]]++
+	}
+	for _, ers := range historyToDelete(sets, inUse, podsOf, limit) {
+		if err := r.Delete(ctx, ers); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting old replica set %s: %w", ers.Name, err)
+		}
+		ctrl.LoggerFrom(ctx).Info("deleted old replica set", "replicaSet", klog.KObj(ers))
+	}
+	return nil
+}
+
+// recordTransitions tells, as events, of a rolling update starting and of
+// the ExtendedDaemonSet becoming ready.
+func (r *ExtendedDaemonSetReconciler) recordTransitions(before, after *v1alpha1.ExtendedDaemonSet) {
+	if prev, next := before.Status.ActiveReplicaSet, after.Status.ActiveReplicaSet; prev != "" && prev != next {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "RollingUpdateStarted", "RollingUpdate",
+			"rolling out replica set %s in place of %s", next, prev)
+	}
+	if !conditions.IsReady(before) && conditions.IsReady(after) {
+		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "RolledOut", "RollingUpdate",
+			"replica set %s runs on all %d nodes", after.Status.ActiveReplicaSet, after.Status.Desired)
+	}
+}

@@ -1,0 +1,37 @@
+package controllers
+
+import (
+	"reflect"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// nodePlacementChanged lets through node events that can change where pods
+// go: a node added or deleted, or its labels, taints or readiness changed.
+// Kubelets update node status every few seconds; those updates are dropped.
+func nodePlacementChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldNode, okOld := e.ObjectOld.(*corev1.Node)
+			newNode, okNew := e.ObjectNew.(*corev1.Node)
+			if !okOld || !okNew {
+				return true
+			}
+			return !reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
+				!reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
+				oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
+				nodeReady(oldNode) != nodeReady(newNode)
+		},
+	}
+}
+
+func nodeReady(node *corev1.Node) corev1.ConditionStatus {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}

@@ -1,0 +1,118 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+)
+
+// act carries out a plan: deletions first, then creations in doubling
+// batches (1, 2, 4, ...) that stop at the first batch with an error, so a
+// quota or admission problem costs one failed call, not hundreds.
+func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan,
+) error {
+	now := r.now()
+	for _, node := range plan.FailedNodes {
+		r.backoff.Next(backoffKey(eds, node), now)
+	}
+	deleteErr := r.deletePods(ctx, eds, obs, plan.Delete)
+	remaining := plan.Create
+	for batch := 1; len(remaining) > 0; batch *= 2 {
+		n := min(batch, len(remaining))
+		if err := r.createPods(ctx, eds, ers, remaining[:n]); err != nil {
+			return errors.Join(deleteErr, fmt.Errorf("creating pods (%d of %d not attempted): %w", len(remaining)-n, len(plan.Create), err))
+		}
+		remaining = remaining[n:]
+	}
+	return deleteErr
+}
+
+func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, obs *observation, deletions []rollout.Deletion) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.writeConcurrency())
+	errs := make([]error, len(deletions))
+	for i, d := range deletions {
+		pod := obs.pods[d.Pod]
+		g.Go(func() error {
+			// The UID precondition keeps a pod recreated under the same name safe.
+			err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
+			switch {
+			case err == nil:
+				r.expectations.Deleted(edsKey(eds), pod.UID, r.now())
+			case apierrors.IsNotFound(err):
+			default:
+				errs[i] = fmt.Errorf("deleting pod %s (%s) on node %s: %w", pod.Name, d.Reason, d.Node, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
+
+func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []string) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.writeConcurrency())
+	errs := make([]error, len(nodes))
+	for i, node := range nodes {
+		g.Go(func() error {
+			pod, err := r.newPod(eds, ers, node)
+			if err == nil {
+				err = r.Create(ctx, pod)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("creating pod on node %s: %w", node, err)
+				return nil
+			}
+			r.expectations.Created(edsKey(eds), pod, r.now())
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
+}
+
+// newPod is the pod of a replica set for one node, owned by the replica
+// set and labelled with both owners' names and the template hash.
+func (r *ReplicaSetReconciler) newPod(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, node string) (*corev1.Pod, error) {
+	pod := placement.NewPod(&ers.Spec.Template, node, map[string]string{
+		v1alpha1.ExtendedDaemonSetNameLabel:           eds.Name,
+		v1alpha1.ExtendedDaemonSetReplicaSetNameLabel: ers.Name,
+		v1alpha1.TemplateHashLabel:                    ers.Spec.TemplateGeneration,
+	})
+	pod.Namespace = ers.Namespace
+	pod.Name = ""
+	pod.GenerateName = ers.Name + "-"
+	pod.Spec.NodeName = ""
+	if err := controllerutil.SetControllerReference(ers, pod, r.Scheme()); err != nil {
+		return nil, fmt.Errorf("owning pod: %w", err)
+	}
+	return pod, nil
+}
+
+func (r *ReplicaSetReconciler) writeConcurrency() int {
+	if r.MaxConcurrentWrites > 0 {
+		return r.MaxConcurrentWrites
+	}
+	return defaultMaxConcurrentWrites
+}
+
+func (r *ReplicaSetReconciler) now() time.Time {
+	if r.Clock != nil {
+		return r.Clock.Now()
+	}
+	return metav1.Now().Time
+}

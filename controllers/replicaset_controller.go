@@ -1,0 +1,204 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+)
+
+// defaultMaxConcurrentWrites bounds the pod creations and deletions one
+// reconcile has in flight.
+const defaultMaxConcurrentWrites = 32
+
+// ReplicaSetReconciler runs the pods of one ExtendedDaemonSetReplicaSet:
+// observe nodes and pods, plan with the rollout package, create and delete,
+// then write status once.
+type ReplicaSetReconciler struct {
+	client.Client
+	Recorder events.EventRecorder
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
+	// MaxConcurrentReconciles and MaxConcurrentWrites bound parallelism; zero
+	// means the defaults.
+	MaxConcurrentReconciles int
+	MaxConcurrentWrites     int
+
+	expectations *expectations
+	backoff      *failureBackoff
+}
+
+// SetupWithManager registers the reconciler and its watches: its own
+// objects, their ExtendedDaemonSet (role and strategy), the pods of the
+// ExtendedDaemonSet (any replica set may replace them), and nodes.
+func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.expectations = newExpectations()
+	r.backoff = newFailureBackoff()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("extendeddaemonsetreplicaset").
+		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
+		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject)).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfNode),
+			builder.WithPredicates(nodePlacementChanged())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
+		Complete(r)
+}
+
+// Reconcile is observe, plan, act, status.
+func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	log := ctrl.LoggerFrom(ctx)
+	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
+	if err := r.Get(ctx, req.NamespacedName, ers); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ers.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	eds, err := r.owner(ctx, ers)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if eds == nil {
+		// Without its ExtendedDaemonSet the replica set is garbage, and
+		// nothing it wrote needs remembering.
+		r.expectations.Forget(types.NamespacedName{Namespace: ers.Namespace, Name: ers.Labels[v1alpha1.ExtendedDaemonSetNameLabel]})
+		return ctrl.Result{}, nil
+	}
+	log = log.WithValues("extendedDaemonSet", klog.KObj(eds))
+	ctx = ctrl.LoggerInto(ctx, log)
+	patcher := patch.NewSerialPatcher(ers, r.Client)
+	before := ers.Status.DeepCopy()
+
+	now := r.now()
+	obs, err := r.observe(ctx, eds, ers, now)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plan := rollout.Compute(obs.input)
+	if len(plan.Create)+len(plan.Delete) > 0 {
+		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete))
+	}
+	actErr := r.act(ctx, eds, ers, obs, plan)
+
+	setReplicaSetStatus(ers, obs, plan, actErr, now)
+	r.recordPlacementEvents(ers, before)
+	if err := patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
+		patch.WithFieldOwner(fieldOwner)); err != nil {
+		retErr = errors.Join(actErr, fmt.Errorf("patching status: %w", err))
+		return ctrl.Result{}, retErr
+	}
+	if actErr != nil {
+		return ctrl.Result{}, actErr
+	}
+	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+}
+
+// owner returns the ExtendedDaemonSet that controls ers, nil when gone.
+func (r *ReplicaSetReconciler) owner(ctx context.Context, ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*v1alpha1.ExtendedDaemonSet, error) {
+	ref := metav1.GetControllerOf(ers)
+	if ref == nil {
+		return nil, nil
+	}
+	eds := &v1alpha1.ExtendedDaemonSet{}
+	err := r.Get(ctx, types.NamespacedName{Namespace: ers.Namespace, Name: ref.Name}, eds)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("getting ExtendedDaemonSet %s: %w", ref.Name, err)
+	case eds.UID != ref.UID:
+		return nil, nil
+	}
+	return eds, nil
+}
+
+// recordPlacementEvents warns when pods of the replica set newly cannot be
+// placed on their node.
+func (r *ReplicaSetReconciler) recordPlacementEvents(ers *v1alpha1.ExtendedDaemonSetReplicaSet, before *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
+	if ers.Status.Unschedulable > before.Unschedulable {
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, "FailedPlacement", "Schedule",
+			"%d pods cannot be placed on their node by the scheduler", ers.Status.Unschedulable)
+	}
+}
+
+// replicaSetsOfObject maps an ExtendedDaemonSet, or one of its pods, to all
+// its replica sets: the active one replaces pods of the others, and each
+// counts its own.
+func (r *ReplicaSetReconciler) replicaSetsOfObject(ctx context.Context, obj client.Object) []reconcile.Request {
+	name := obj.GetName()
+	if _, isPod := obj.(*corev1.Pod); isPod {
+		name = obj.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]
+	}
+	return r.replicaSetsOf(ctx, obj.GetNamespace(), name)
+}
+
+func (r *ReplicaSetReconciler) replicaSetsOf(ctx context.Context, namespace, eds string) []reconcile.Request {
+	if eds == "" {
+		return nil
+	}
+	var list v1alpha1.ExtendedDaemonSetReplicaSetList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds}); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing replica sets", "extendedDaemonSet", klog.KRef(namespace, eds))
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return reqs
+}
+
+// replicaSetsOfNode maps a node to the replica sets that place pods (the
+// active and canary ones of every ExtendedDaemonSet) and to those with a
+// pod on it, whose counts change when the node goes.
+func (r *ReplicaSetReconciler) replicaSetsOfNode(ctx context.Context, node client.Object) []reconcile.Request {
+	log := ctrl.LoggerFrom(ctx)
+	seen := map[types.NamespacedName]bool{}
+	var reqs []reconcile.Request
+	add := func(namespace, name string) {
+		key := types.NamespacedName{Namespace: namespace, Name: name}
+		if name != "" && !seen[key] {
+			seen[key] = true
+			reqs = append(reqs, reconcile.Request{NamespacedName: key})
+		}
+	}
+	var sets v1alpha1.ExtendedDaemonSetList
+	if err := r.List(ctx, &sets); err != nil {
+		log.Error(err, "listing ExtendedDaemonSets")
+		return nil
+	}
+	for i := range sets.Items {
+		eds := &sets.Items[i]
+		add(eds.Namespace, eds.Status.ActiveReplicaSet)
+		if c := runningCanary(eds); c != nil {
+			add(eds.Namespace, c.ReplicaSet)
+		}
+	}
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.MatchingFields{podNodeIndex: node.GetName()}); err != nil {
+		log.Error(err, "listing pods of node", "node", klog.KObj(node))
+		return reqs
+	}
+	for i := range pods.Items {
+		add(pods.Items[i].Namespace, pods.Items[i].Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel])
+	}
+	return reqs
+}

@@ -1,0 +1,204 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+)
+
+// defaultMaxParallelPodCreation applies when the schema default is absent,
+// as in objects stored before it existed.
+const defaultMaxParallelPodCreation = 250
+
+// observation is what a replica set reconcile sees: its role, the planner's
+// input, and the pods behind it.
+type observation struct {
+	role  v1alpha1.ReplicaSetRole
+	input rollout.Input
+	// pods are the pods of the input by name, for the writes.
+	pods map[string]*corev1.Pod
+	// specErr is a spec the schema let through but the planner cannot use.
+	specErr error
+}
+
+// observe reads nodes and pods from the cache, with the writes the cache
+// may not show yet, and states them for the planner.
+func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
+) (*observation, error) {
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	cached, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
+	if err != nil {
+		return nil, err
+	}
+	obs := &observation{
+		role:  roleOf(eds, ers.Name),
+		input: rollout.Input{Pods: map[string][]rollout.Pod{}, Now: now},
+		pods:  map[string]*corev1.Pod{},
+	}
+	obs.addNodes(nodes.Items, &ers.Spec.Template, responsibleFor(eds, obs.role))
+	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsibleFor(eds, obs.role))
+
+	if obs.role == v1alpha1.ReplicaSetUnknown {
+		// A replica set without a role only counts its pods; the active one
+		// replaces them.
+		obs.input.Params.Frozen = true
+		return obs, nil
+	}
+	desired := 0
+	var failedNodes []string
+	for _, n := range obs.input.Nodes {
+		if n.ShouldRun {
+			desired++
+		}
+		for _, p := range obs.input.Pods[n.Name] {
+			if p.Failed {
+				failedNodes = append(failedNodes, backoffKey(eds, n.Name))
+			}
+		}
+	}
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, desired, now)
+	if obs.specErr != nil {
+		obs.input.Params.Frozen = true
+	}
+	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
+	return obs, nil
+}
+
+// edsKey is the key of an ExtendedDaemonSet in the expectations.
+func edsKey(eds *v1alpha1.ExtendedDaemonSet) types.NamespacedName {
+	return types.NamespacedName{Namespace: eds.Namespace, Name: eds.Name}
+}
+
+func backoffKey(eds *v1alpha1.ExtendedDaemonSet, node string) string {
+	return eds.Namespace + "/" + eds.Name + "/" + node
+}
+
+// nodeBackoff re-keys backoff deadlines by node name.
+func nodeBackoff(byKey map[string]time.Time, eds *v1alpha1.ExtendedDaemonSet) map[string]time.Time {
+	out := make(map[string]time.Time, len(byKey))
+	prefix := len(backoffKey(eds, ""))
+	for k, until := range byKey {
+		out[k[prefix:]] = until
+	}
+	return out
+}
+
+// addNodes states, for every node the replica set takes care of, whether its
+// template fits there.
+func (o *observation) addNodes(nodes []corev1.Node, template *corev1.PodTemplateSpec, responsible func(string) bool) {
+	for i := range nodes {
+		if !responsible(nodes[i].Name) {
+			continue
+		}
+		fit := placement.NodeFit(template, &nodes[i])
+		o.input.Nodes = append(o.input.Nodes, rollout.Node{
+			Name: nodes[i].Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
+		})
+	}
+}
+
+// addPods adds the pods on the replica set's nodes. The active replica set
+// also takes the pods on nodes that no longer exist, to delete them; a
+// replica set without a role only its own pods, to count them.
+func (o *observation) addPods(pods []*corev1.Pod, nodes []corev1.Node, ers string, responsible func(string) bool) {
+	exists := make(map[string]bool, len(nodes))
+	for i := range nodes {
+		exists[nodes[i].Name] = true
+	}
+	extra := map[string]bool{}
+	for _, pod := range pods {
+		node := placement.TargetNode(pod)
+		mine := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == ers
+		switch {
+		case node == "":
+			continue
+		case o.role == v1alpha1.ReplicaSetUnknown:
+			if !mine {
+				continue
+			}
+			if !extra[node] {
+				extra[node] = true
+				o.input.Nodes = append(o.input.Nodes, rollout.Node{Name: node, ShouldContinueRunning: true})
+			}
+		case exists[node]:
+			if !responsible(node) {
+				continue
+			}
+		case o.role == v1alpha1.ReplicaSetActive:
+			if !extra[node] {
+				extra[node] = true
+				o.input.Nodes = append(o.input.Nodes, rollout.Node{Name: node})
+			}
+		default:
+			continue
+		}
+		o.input.Pods[node] = append(o.input.Pods[node], rolloutPod(pod, node, mine))
+		o.pods[pod.Name] = pod
+	}
+}
+
+func rolloutPod(pod *corev1.Pod, node string, mine bool) rollout.Pod {
+	return rollout.Pod{
+		Name:          pod.Name,
+		Node:          node,
+		New:           mine,
+		Failed:        pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded,
+		Terminating:   pod.DeletionTimestamp != nil,
+		Unschedulable: placement.Unschedulable(pod),
+		ReadySince:    placement.ReadySince(pod).Time,
+		CreatedAt:     pod.CreationTimestamp.Time,
+	}
+}
+
+// rolloutParams resolves the rolling-update strategy against the number of
+// desired nodes. Percentages round up, as for DaemonSets.
+func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, desired int, now time.Time) (rollout.Params, error) {
+	ru := eds.Spec.Strategy.RollingUpdate
+	p := rollout.Params{
+		MinReady:               time.Duration(eds.Spec.MinReadySeconds) * time.Second,
+		MaxParallelPodCreation: defaultMaxParallelPodCreation,
+		Paused:                 ru.Paused || eds.Annotations[v1alpha1.RollingUpdatePausedAnnotation] == "true",
+		Frozen:                 ru.Frozen || eds.Annotations[v1alpha1.RolloutFrozenAnnotation] == "true",
+		StartedAt:              now,
+	}
+	if ru.MaxParallelPodCreation != nil {
+		p.MaxParallelPodCreation = int(*ru.MaxParallelPodCreation)
+	}
+	if ers.Status.ActiveSince != nil {
+		p.StartedAt = ers.Status.ActiveSince.Time
+	}
+	if ru.SlowStartIntervalDuration != nil {
+		p.SlowStartInterval = ru.SlowStartIntervalDuration.Duration
+	}
+	var err error
+	resolve := func(field string, v *intstr.IntOrString, def int) int {
+		if err != nil || v == nil {
+			return def
+		}
+		n, e := intstr.GetScaledValueFromIntOrPercent(v, desired, true)
+		if e != nil {
+			err = fmt.Errorf("spec.strategy.rollingUpdate.%s %q: %w", field, v.String(), e)
+		}
+		return n
+	}
+	p.MaxUnavailable = resolve("maxUnavailable", ru.MaxUnavailable, 1)
+	p.MaxSurge = resolve("maxSurge", ru.MaxSurge, 0)
+	p.MaxPodSchedulerFailure = resolve("maxPodSchedulerFailure", ru.MaxPodSchedulerFailure, 0)
+	p.SlowStartIncrease = resolve("slowStartAdditiveIncrease", ru.SlowStartAdditiveIncrease, 1)
+	if err == nil && p.MaxUnavailable == 0 && p.MaxSurge == 0 && desired > 0 {
+		err = fmt.Errorf("spec.strategy.rollingUpdate: maxUnavailable and maxSurge both resolve to 0 for %d nodes: the rolling update could never make progress", desired)
+	}
+	return p, err
+}

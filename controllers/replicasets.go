@@ -1,0 +1,115 @@
+package controllers
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// templateHash names a pod template: equal templates hash alike, so going
+// back to an earlier template finds its replica set again.
+func templateHash(template *corev1.PodTemplateSpec) (string, error) {
+	data, err := json.Marshal(template)
+	if err != nil {
+		return "", fmt.Errorf("hashing pod template: %w", err)
+	}
+	h := fnv.New64a()
+	_, _ = h.Write(data) // a hash never fails to write
+	return rand.SafeEncodeString(fmt.Sprint(h.Sum64()))[:10], nil
+}
+
+// newReplicaSet is the replica set of eds's current template.
+func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, hash string) *v1alpha1.ExtendedDaemonSetReplicaSet {
+	selector := eds.Spec.Selector.DeepCopy()
+	if selector == nil {
+		selector = &v1alpha1.LabelSelector{MatchLabels: eds.Spec.Template.Labels}
+	}
+	return &v1alpha1.ExtendedDaemonSetReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			GenerateName: eds.Name + "-",
+			Namespace:    eds.Namespace,
+			Labels: map[string]string{
+				v1alpha1.ExtendedDaemonSetNameLabel: eds.Name,
+				v1alpha1.TemplateHashLabel:          hash,
+			},
+			Annotations: map[string]string{v1alpha1.TemplateHashAnnotation: hash},
+		},
+		Spec: v1alpha1.ExtendedDaemonSetReplicaSetSpec{
+			Selector:           selector,
+			Template:           *eds.Spec.Template.DeepCopy(),
+			TemplateGeneration: hash,
+		},
+	}
+}
+
+// ownedReplicaSets keeps the replica sets eds controls.
+func ownedReplicaSets(eds *v1alpha1.ExtendedDaemonSet, list []v1alpha1.ExtendedDaemonSetReplicaSet) []*v1alpha1.ExtendedDaemonSetReplicaSet {
+	var out []*v1alpha1.ExtendedDaemonSetReplicaSet
+	for i := range list {
+		if ref := metav1.GetControllerOf(&list[i]); ref != nil && ref.UID == eds.UID && list[i].DeletionTimestamp.IsZero() {
+			out = append(out, &list[i])
+		}
+	}
+	return out
+}
+
+// byHash finds the replica set of a template hash; the oldest wins should
+// two exist.
+func byHash(sets []*v1alpha1.ExtendedDaemonSetReplicaSet, hash string) *v1alpha1.ExtendedDaemonSetReplicaSet {
+	var found *v1alpha1.ExtendedDaemonSetReplicaSet
+	for _, s := range sets {
+		if s.Annotations[v1alpha1.TemplateHashAnnotation] == hash && (found == nil || olderFirst(s, found) < 0) {
+			found = s
+		}
+	}
+	return found
+}
+
+func byName(sets []*v1alpha1.ExtendedDaemonSetReplicaSet, name string) *v1alpha1.ExtendedDaemonSetReplicaSet {
+	for _, s := range sets {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func olderFirst(a, b *v1alpha1.ExtendedDaemonSetReplicaSet) int {
+	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+		return c
+	}
+	if a.Name < b.Name {
+		return -1
+	}
+	if a.Name > b.Name {
+		return 1
+	}
+	return 0
+}
+
+// historyToDelete returns the replica sets beyond the history limit that own
+// no pod, oldest first. In-use replica sets (active, current template,
+// canary) are never history.
+func historyToDelete(sets []*v1alpha1.ExtendedDaemonSetReplicaSet, inUse map[string]bool, podsOf map[string]int, limit int) []*v1alpha1.ExtendedDaemonSetReplicaSet {
+	var history []*v1alpha1.ExtendedDaemonSetReplicaSet
+	for _, s := range sets {
+		if !inUse[s.Name] {
+			history = append(history, s)
+		}
+	}
+	slices.SortFunc(history, olderFirst)
+	var out []*v1alpha1.ExtendedDaemonSetReplicaSet
+	for _, s := range history[:max(0, len(history)-limit)] {
+		if podsOf[s.Name] == 0 {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package controllers
+
+import (
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// roleOf is the part a replica set plays, read from its ExtendedDaemonSet's
+// status, which is where the decision lives so that it survives restarts.
+func roleOf(eds *v1alpha1.ExtendedDaemonSet, ers string) v1alpha1.ReplicaSetRole {
+	switch {
+	case eds.Status.ActiveReplicaSet == ers:
+		return v1alpha1.ReplicaSetActive
+	case runningCanary(eds) != nil && runningCanary(eds).ReplicaSet == ers:
+		return v1alpha1.ReplicaSetCanary
+	default:
+		return v1alpha1.ReplicaSetUnknown
+	}
+}
+
+// runningCanary is the canary that holds its nodes, nil when there is none
+// or it failed (its nodes then went back to the active replica set).
+func runningCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStatus {
+	if c := eds.Status.Canary; c != nil && !c.Failed && c.ReplicaSet != "" {
+		return c
+	}
+	return nil
+}
+
+// responsibleFor reports whether a replica set of the given role takes care
+// of a node: the canary of its canary nodes, the active one of all others.
+func responsibleFor(eds *v1alpha1.ExtendedDaemonSet, role v1alpha1.ReplicaSetRole) func(node string) bool {
+	canary := map[string]bool{}
+	if c := runningCanary(eds); c != nil {
+		for _, n := range c.Nodes {
+			canary[n] = true
+		}
+	}
+	switch role {
+	case v1alpha1.ReplicaSetActive:
+		return func(node string) bool { return !canary[node] }
+	case v1alpha1.ReplicaSetCanary:
+		return func(node string) bool { return canary[node] }
+	default:
+		return func(string) bool { return false }
+	}
+}

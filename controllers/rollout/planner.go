@@ -1,0 +1,279 @@
+package rollout
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// Compute plans one step of the rollout. The plan never deletes an
+// available pod of a desired node when that would leave more than
+// MaxUnavailable desired nodes without one, never puts a second pod on a
+// node except to surge (at most MaxSurge nodes at once), and never creates
+// a pod on a node that still has a pod terminating.
+func Compute(in Input) Plan {
+	p := planner{in: in}
+	nodes := slices.Clone(in.Nodes)
+	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	for i := range nodes {
+		p.observeNode(&nodes[i])
+	}
+	p.plan.Counts.Unavailable = max(0, p.unavailable-min(p.plan.Counts.Unschedulable, in.Params.MaxPodSchedulerFailure))
+	if in.Params.Frozen {
+		p.plan.Create, p.plan.Delete, p.plan.FailedNodes = nil, nil, nil
+		return p.plan
+	}
+	p.planCreations()
+	return p.plan
+}
+
+type planner struct {
+	in   Input
+	plan Plan
+
+	// unavailable counts desired nodes without an available pod, before
+	// the scheduler-failure allowance.
+	unavailable int
+	// inFlight counts new pods created but not yet ready.
+	inFlight int
+	// empty are desired nodes with no pod at all.
+	empty []string
+	// oldAvailable and oldUnavailable are desired nodes whose only pod is
+	// old: the rolling update's candidates.
+	oldAvailable, oldUnavailable []Pod
+}
+
+func (p *planner) observeNode(node *Node) {
+	var live, newPods, oldPods []Pod
+	terminating := false
+	for _, pod := range p.in.Pods[node.Name] {
+		if pod.Terminating {
+			terminating = true
+			continue
+		}
+		live = append(live, pod)
+		p.count(pod)
+	}
+	if !node.ShouldContinueRunning {
+		for _, pod := range live {
+			p.remove(pod, DeleteMisplaced)
+		}
+		p.plan.Counts.Misplaced += len(live)
+		return
+	}
+	if node.ShouldRun {
+		p.plan.Counts.Desired++
+	}
+	if p.handleFailed(node, live) {
+		if node.ShouldRun {
+			p.unavailable++
+		}
+		return
+	}
+	for _, pod := range live {
+		if pod.New {
+			newPods = append(newPods, pod)
+		} else {
+			oldPods = append(oldPods, pod)
+		}
+	}
+	newPod := p.keepBest(newPods)
+	oldPod := p.keepBest(oldPods)
+	if !node.ShouldRun {
+		// A NoSchedule misfit: running pods stay, nothing is placed or replaced.
+		return
+	}
+	p.placeOnDesiredNode(node, newPod, oldPod, terminating)
+}
+
+// placeOnDesiredNode decides for a node that should run a pod.
+func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminating bool) {
+	switch {
+	case newPod == nil && oldPod == nil:
+		p.unavailable++
+		if !terminating {
+			p.empty = append(p.empty, node.Name)
+		}
+	case oldPod == nil:
+		if p.available(newPod) {
+			p.plan.Counts.UpToDate++
+		} else {
+			p.unavailable++
+		}
+	case newPod != nil:
+		if p.available(newPod) {
+			p.remove(*oldPod, DeleteSurgeEnded)
+			p.plan.Counts.UpToDate++
+			return
+		}
+		p.plan.Counts.Surging++
+		if !p.available(oldPod) {
+			p.unavailable++
+		}
+	case p.available(oldPod):
+		p.oldAvailable = append(p.oldAvailable, *oldPod)
+	default:
+		p.unavailable++
+		p.oldUnavailable = append(p.oldUnavailable, *oldPod)
+	}
+}
+
+// handleFailed deletes the failed pods of a node whose backoff has ended.
+// It reports whether the node waits: a failed pod is still in backoff or
+// is being deleted now, so nothing else happens there in this step.
+func (p *planner) handleFailed(node *Node, live []Pod) bool {
+	failed := slices.DeleteFunc(slices.Clone(live), func(pod Pod) bool { return !pod.Failed })
+	if len(failed) == 0 {
+		return false
+	}
+	if until, ok := p.in.BackoffUntil[node.Name]; ok && p.in.Now.Before(until) {
+		p.requeueAfter(until.Sub(p.in.Now))
+		return true
+	}
+	for _, pod := range failed {
+		p.remove(pod, DeleteFailed)
+	}
+	p.plan.FailedNodes = append(p.plan.FailedNodes, node.Name)
+	return true
+}
+
+// count adds a live pod to the counters.
+func (p *planner) count(pod Pod) {
+	c := &p.plan.Counts
+	if !pod.New {
+		if !pod.Failed {
+			c.Old++
+		}
+		return
+	}
+	c.Current++
+	if pod.Unschedulable {
+		c.Unschedulable++
+	}
+	if pod.Ready() {
+		c.Ready++
+		if p.available(&pod) {
+			c.Available++
+		}
+	} else if !pod.Failed {
+		p.inFlight++
+	}
+}
+
+// available reports whether pod is available now, and when it is ready but
+// not yet available, asks to look again when it will be.
+func (p *planner) available(pod *Pod) bool {
+	if pod.Available(p.in.Params.MinReady, p.in.Now) {
+		return true
+	}
+	if pod.Ready() {
+		p.requeueAfter(pod.ReadySince.Add(p.in.Params.MinReady).Sub(p.in.Now))
+	}
+	return false
+}
+
+// keepBest returns the pod to keep among pods of one kind on a node and
+// deletes the others as duplicates.
+func (p *planner) keepBest(pods []Pod) *Pod {
+	if len(pods) == 0 {
+		return nil
+	}
+	slices.SortFunc(pods, p.compareForKeeping)
+	for _, dup := range pods[1:] {
+		p.remove(dup, DeleteDuplicate)
+	}
+	return &pods[0]
+}
+
+// compareForKeeping orders the pod most worth keeping first: available,
+// then ready, then scheduled, then older, then by name for stability.
+func (p *planner) compareForKeeping(a, b Pod) int {
+	score := func(pod *Pod) int {
+		switch {
+		case pod.Available(p.in.Params.MinReady, p.in.Now):
+			return 0
+		case pod.Ready():
+			return 1
+		case !pod.Unschedulable:
+			return 2
+		default:
+			return 3
+		}
+	}
+	if d := score(&a) - score(&b); d != 0 {
+		return d
+	}
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
+}
+
+func (p *planner) remove(pod Pod, reason DeleteReason) {
+	p.plan.Delete = append(p.plan.Delete, Deletion{Pod: pod.Name, Node: pod.Node, Reason: reason})
+}
+
+func (p *planner) requeueAfter(d time.Duration) {
+	if d <= 0 {
+		d = time.Second
+	}
+	if p.plan.RequeueAfter == 0 || d < p.plan.RequeueAfter {
+		p.plan.RequeueAfter = d
+	}
+}
+
+// planCreations places pods on empty nodes first, then replaces old pods,
+// within the creation budget of slow start.
+func (p *planner) planCreations() {
+	budget := p.creationBudget()
+	take := func(n int) int {
+		n = max(0, min(n, budget))
+		budget -= n
+		return n
+	}
+	n := take(len(p.empty))
+	p.plan.Create = append(p.plan.Create, p.empty[:n]...)
+	if p.in.Params.Paused {
+		return
+	}
+	// An unavailable old pod is replaced at no cost to availability: it is
+	// deleted and its node becomes empty. Its new pod comes in a later step,
+	// so that no node ever holds two pods outside a surge.
+	for _, pod := range p.oldUnavailable[:take(len(p.oldUnavailable))] {
+		p.remove(pod, DeleteReplaced)
+	}
+	if p.in.Params.MaxSurge > 0 {
+		n := take(p.in.Params.MaxSurge - p.plan.Counts.Surging)
+		n = min(n, len(p.oldAvailable))
+		for _, pod := range p.oldAvailable[:n] {
+			p.plan.Create = append(p.plan.Create, pod.Node)
+		}
+		return
+	}
+	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable
+	for _, pod := range p.oldAvailable[:min(take(allowed), len(p.oldAvailable))] {
+		p.remove(pod, DeleteReplaced)
+	}
+}
+
+// creationBudget is how many pods may be created or replaced now: the
+// slow-start cap minus the pods still being created. With no interval the
+// cap is MaxParallelPodCreation (the caller creates in doubling batches); in
+// additive mode it grows by SlowStartIncrease every interval.
+func (p *planner) creationBudget() int {
+	params := p.in.Params
+	limit := params.MaxParallelPodCreation
+	if limit <= 0 {
+		limit = 1
+	}
+	if params.SlowStartInterval > 0 {
+		elapsed := max(0, p.in.Now.Sub(params.StartedAt))
+		intervals := int(elapsed/params.SlowStartInterval) + 1
+		if grown := intervals * max(1, params.SlowStartIncrease); grown < limit {
+			limit = grown
+			next := params.StartedAt.Add(time.Duration(intervals) * params.SlowStartInterval)
+			p.requeueAfter(next.Sub(p.in.Now))
+		}
+	}
+	return max(0, limit-p.inFlight)
+}

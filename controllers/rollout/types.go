@@ -1,0 +1,153 @@
+// Package rollout decides, as a pure function of observed state, which pods
+// a replica set creates and deletes: one pod per eligible node, old pods
+// replaced under maxUnavailable and maxSurge, slow start, pause and freeze.
+// It makes no API calls, so a 5,000-node cluster is a table in a test.
+package rollout
+
+import (
+	"time"
+)
+
+// Node is a node the replica set is responsible for, with what its template
+// says about it.
+type Node struct {
+	Name string
+	// ShouldRun: the template fits (node selector, required affinity,
+	// taints); a pod is created here.
+	ShouldRun bool
+	// ShouldContinueRunning: pods already here may stay. True when
+	// ShouldRun is; also true when only a NoSchedule taint is untolerated,
+	// which, as for DaemonSets, keeps running pods but places no new ones.
+	ShouldContinueRunning bool
+}
+
+// Pod is one pod of the ExtendedDaemonSet, of this replica set or another.
+type Pod struct {
+	Name string
+	// Node is the node the pod is bound to or, before binding, the node its
+	// required affinity names.
+	Node string
+	// New is true for pods of the replica set being planned; old pods belong
+	// to other replica sets of the same ExtendedDaemonSet (or a migrated
+	// DaemonSet) and are what a rolling update replaces.
+	New bool
+	// Failed: the pod ended (phase Failed) and will not run again.
+	Failed bool
+	// Terminating: deletion was requested; it no longer counts as running.
+	Terminating bool
+	// Unschedulable: the scheduler could not place the pod on its node.
+	Unschedulable bool
+	// ReadySince is when the pod last became ready; zero when not ready.
+	ReadySince time.Time
+	// CreatedAt orders duplicates: the older pod is kept.
+	CreatedAt time.Time
+}
+
+// Ready reports whether the pod is ready.
+func (p *Pod) Ready() bool { return !p.ReadySince.IsZero() && !p.Terminating && !p.Failed }
+
+// Available reports whether the pod has been ready for minReady at now.
+func (p *Pod) Available(minReady time.Duration, now time.Time) bool {
+	return p.Ready() && !now.Before(p.ReadySince.Add(minReady))
+}
+
+// Params are the rollout settings, resolved to numbers.
+type Params struct {
+	// MaxUnavailable bounds the nodes without an available pod that deleting
+	// old pods may cause.
+	MaxUnavailable int
+	// MaxSurge, when positive, replaces pods by creating the new pod first and
+	// deleting the old one once the new one is available, on at most this
+	// many nodes at once; deletion under MaxUnavailable is then not used.
+	MaxSurge int
+	// MaxPodSchedulerFailure is how many unschedulable pods do not count as
+	// unavailable.
+	MaxPodSchedulerFailure int
+	// MinReady is how long a pod must be ready to be available.
+	MinReady time.Duration
+	// MaxParallelPodCreation caps pods being created (created, not yet ready).
+	MaxParallelPodCreation int
+	// SlowStartInterval, when positive, switches slow start to additive mode:
+	// the creation cap starts at SlowStartIncrease and grows by it every
+	// interval since StartedAt, up to MaxParallelPodCreation.
+	SlowStartInterval time.Duration
+	SlowStartIncrease int
+	// StartedAt is when this replica set started rolling out.
+	StartedAt time.Time
+	// Paused stops replacing old pods; nodes without a pod still get one.
+	Paused bool
+	// Frozen stops every creation and deletion.
+	Frozen bool
+}
+
+// Input is the observed state a plan is made from.
+type Input struct {
+	// Nodes are the nodes this replica set is responsible for, plus, with
+	// both flags false, nodes that no longer exist but still hold pods.
+	Nodes []Node
+	// Pods are the ExtendedDaemonSet's pods on those nodes, keyed by node.
+	Pods map[string][]Pod
+	// BackoffUntil holds, per node, the time before which a failed pod there
+	// is left alone.
+	BackoffUntil map[string]time.Time
+	Params       Params
+	Now          time.Time
+}
+
+// DeleteReason says why a pod is deleted.
+type DeleteReason string
+
+const (
+	DeleteReplaced   DeleteReason = "Replaced"   // an old pod replaced by the rolling update
+	DeleteMisplaced  DeleteReason = "Misplaced"  // its node no longer fits the template, or is gone
+	DeleteDuplicate  DeleteReason = "Duplicate"  // another pod of the replica set runs on the node
+	DeleteFailed     DeleteReason = "Failed"     // the pod failed and will be recreated
+	DeleteSurgeEnded DeleteReason = "SurgeEnded" // the new pod on the node became available
+)
+
+// Deletion is a pod to delete and why.
+type Deletion struct {
+	Pod    string
+	Node   string
+	Reason DeleteReason
+}
+
+// Counts describe the replica set's nodes and pods; status is built on them.
+type Counts struct {
+	// Desired is the number of nodes that should run a pod.
+	Desired int
+	// Current, Ready and Available count this replica set's pods that are
+	// not terminating, ready, and available.
+	Current, Ready, Available int
+	// UpToDate is the number of desired nodes whose pod is of this replica
+	// set and available, with no old pod left beside it.
+	UpToDate int
+	// Old is the number of old pods on the nodes (not terminating).
+	Old int
+	// Unavailable is the number of desired nodes without an available pod,
+	// after the scheduler-failure allowance.
+	Unavailable int
+	// Unschedulable is the number of this replica set's pods the scheduler
+	// could not place.
+	Unschedulable int
+	// Misplaced is the number of pods on nodes that should not run one.
+	Misplaced int
+	// Surging is the number of nodes running an old and a new pod.
+	Surging int
+}
+
+// Plan is what to do now, and when to look again.
+type Plan struct {
+	// Create lists the nodes that get a new pod, most urgent first.
+	Create []string
+	// Delete lists the pods to delete.
+	Delete []Deletion
+	// FailedNodes are the nodes whose failed pod is deleted now; their
+	// backoff should grow.
+	FailedNodes []string
+	// RequeueAfter, when positive, is when time alone changes the plan (a
+	// pod becoming available after minReadySeconds, a backoff or a slow-start
+	// interval ending).
+	RequeueAfter time.Duration
+	Counts       Counts
+}

@@ -1,0 +1,48 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+// ControllerName is the reporting controller of events and the manager's name.
+const ControllerName = "extendeddaemonset-controller"
+
+// Options tune the reconcilers; zero values mean the defaults.
+type Options struct {
+	// MaxConcurrentReconciles per kind.
+	MaxConcurrentReconciles int
+	// MaxConcurrentWrites bounds the pod creations and deletions one
+	// reconcile has in flight.
+	MaxConcurrentWrites int
+}
+
+// Setup registers the indexes and reconcilers with a manager whose cache was
+// built from CacheOptions.
+func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
+	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+		return err
+	}
+	recorder := mgr.GetEventRecorder(ControllerName)
+	eds := &ExtendedDaemonSetReconciler{
+		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
+		Recorder:                recorder,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+	}
+	if err := eds.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ExtendedDaemonSet controller: %w", err)
+	}
+	ers := &ReplicaSetReconciler{
+		Client:                  mgr.GetClient(),
+		Recorder:                recorder,
+		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		MaxConcurrentWrites:     opts.MaxConcurrentWrites,
+	}
+	if err := ers.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ExtendedDaemonSetReplicaSet controller: %w", err)
+	}
+	return nil
+}
