@@ -18,7 +18,7 @@ func Compute(in Input) Plan {
 	for i := range nodes {
 		p.observeNode(&nodes[i])
 	}
-	p.plan.Counts.Unavailable = max(0, p.unavailable-min(p.plan.Counts.Unschedulable, in.Params.MaxPodSchedulerFailure))
+	p.plan.Counts.Unavailable = max(0, p.unavailable-min(p.schedulerFailures, in.Params.MaxPodSchedulerFailure))
 	if in.Params.Frozen {
 		p.plan.Create, p.plan.Delete, p.plan.FailedNodes = nil, nil, nil
 		return p.plan
@@ -34,6 +34,9 @@ type planner struct {
 	// unavailable counts desired nodes without an available pod, before
 	// the scheduler-failure allowance.
 	unavailable int
+	// schedulerFailures counts the unavailable desired nodes whose new pod
+	// the scheduler could not place: what the allowance may excuse.
+	schedulerFailures int
 	// inFlight counts new pods created but not yet ready.
 	inFlight int
 	// empty are desired nodes with no pod at all.
@@ -41,46 +44,54 @@ type planner struct {
 	// oldAvailable and oldUnavailable are desired nodes whose only pod is
 	// old: the rolling update's candidates.
 	oldAvailable, oldUnavailable []Pod
+	// surgeable are the nodes of oldAvailable with no pod terminating,
+	// where a new pod may be created beside the old one.
+	surgeable []Pod
 }
 
 func (p *planner) observeNode(node *Node) {
-	var live, newPods, oldPods []Pod
+	var newPods, oldPods []Pod
 	terminating := false
 	for _, pod := range p.in.Pods[node.Name] {
 		if pod.Terminating {
 			terminating = true
 			continue
 		}
-		live = append(live, pod)
 		p.count(pod)
+		switch {
+		case !node.ShouldContinueRunning:
+			p.remove(pod, DeleteMisplaced)
+			p.plan.Counts.Misplaced++
+		case pod.New:
+			newPods = append(newPods, pod)
+		default:
+			oldPods = append(oldPods, pod)
+		}
 	}
 	if !node.ShouldContinueRunning {
-		for _, pod := range live {
-			p.remove(pod, DeleteMisplaced)
-		}
-		p.plan.Counts.Misplaced += len(live)
 		return
 	}
 	if node.ShouldRun {
 		p.plan.Counts.Desired++
 	}
-	if p.handleFailed(node, live) {
-		if node.ShouldRun {
-			p.unavailable++
-		}
-		return
-	}
-	for _, pod := range live {
-		if pod.New {
-			newPods = append(newPods, pod)
-		} else {
-			oldPods = append(oldPods, pod)
-		}
-	}
+	// Duplicates go first, failed ones included: a failed pod is kept only
+	// when it is the only pod of its kind on the node.
 	newPod := p.keepBest(newPods)
 	oldPod := p.keepBest(oldPods)
+	if p.handleFailed(node, newPod, oldPod) {
+		return
+	}
 	if !node.ShouldRun {
-		// A NoSchedule misfit: running pods stay, nothing is placed or replaced.
+		// A NoSchedule misfit: running pods stay, nothing is placed or
+		// replaced. A surge the taint caught still ends, and holds its place
+		// in the surge budget until it does.
+		if newPod != nil && oldPod != nil {
+			if p.available(newPod) {
+				p.remove(*oldPod, DeleteSurgeEnded)
+			} else {
+				p.plan.Counts.Surging++
+			}
+		}
 		return
 	}
 	p.placeOnDesiredNode(node, newPod, oldPod, terminating)
@@ -90,7 +101,7 @@ func (p *planner) observeNode(node *Node) {
 func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminating bool) {
 	switch {
 	case newPod == nil && oldPod == nil:
-		p.unavailable++
+		p.markUnavailable(nil)
 		if !terminating {
 			p.empty = append(p.empty, node.Name)
 		}
@@ -98,7 +109,7 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 		if p.available(newPod) {
 			p.plan.Counts.UpToDate++
 		} else {
-			p.unavailable++
+			p.markUnavailable(newPod)
 		}
 	case newPod != nil:
 		if p.available(newPod) {
@@ -108,26 +119,52 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 		}
 		p.plan.Counts.Surging++
 		if !p.available(oldPod) {
-			p.unavailable++
+			p.markUnavailable(newPod)
 		}
 	case p.available(oldPod):
 		p.oldAvailable = append(p.oldAvailable, *oldPod)
+		if !terminating {
+			p.surgeable = append(p.surgeable, *oldPod)
+		}
 	default:
-		p.unavailable++
+		p.markUnavailable(nil)
 		p.oldUnavailable = append(p.oldUnavailable, *oldPod)
 	}
 }
 
-// handleFailed deletes the failed pods of a node whose backoff has ended.
-// It reports whether the node waits: a failed pod is still in backoff or
-// is being deleted now, so nothing else happens there in this step.
-func (p *planner) handleFailed(node *Node, live []Pod) bool {
-	failed := slices.DeleteFunc(slices.Clone(live), func(pod Pod) bool { return !pod.Failed })
+// handleFailed deletes the failed pod kept on a node (newPod or oldPod)
+// once its backoff has ended. It reports whether the node waits: a failed
+// pod is still in backoff or is being deleted now, so nothing else happens
+// there in this step.
+func (p *planner) handleFailed(node *Node, newPod, oldPod *Pod) bool {
+	var failed []Pod
+	var other *Pod
+	for _, pod := range []*Pod{newPod, oldPod} {
+		switch {
+		case pod == nil:
+		case pod.Failed:
+			failed = append(failed, *pod)
+		default:
+			other = pod
+		}
+	}
 	if len(failed) == 0 {
 		return false
 	}
+	if node.ShouldRun && (other == nil || !p.available(other)) {
+		if other != nil && other.New {
+			p.markUnavailable(other)
+		} else {
+			p.markUnavailable(nil)
+		}
+	}
 	if until, ok := p.in.BackoffUntil[node.Name]; ok && p.in.Now.Before(until) {
 		p.requeueAfter(until.Sub(p.in.Now))
+		if newPod != nil && oldPod != nil {
+			// The failed pod holds its place beside the other kind until
+			// the backoff ends: a surge, for the surge budget.
+			p.plan.Counts.Surging++
+		}
 		return true
 	}
 	for _, pod := range failed {
@@ -135,6 +172,15 @@ func (p *planner) handleFailed(node *Node, live []Pod) bool {
 	}
 	p.plan.FailedNodes = append(p.plan.FailedNodes, node.Name)
 	return true
+}
+
+// markUnavailable counts a desired node without an available pod; newPod
+// is the node's new pod, if any.
+func (p *planner) markUnavailable(newPod *Pod) {
+	p.unavailable++
+	if newPod != nil && newPod.Unschedulable {
+		p.schedulerFailures++
+	}
 }
 
 // count adds a live pod to the counters.
@@ -186,7 +232,8 @@ func (p *planner) keepBest(pods []Pod) *Pod {
 }
 
 // compareForKeeping orders the pod most worth keeping first: available,
-// then ready, then scheduled, then older, then by name for stability.
+// then ready, then scheduled, then unschedulable, then failed; then older,
+// then by name for stability.
 func (p *planner) compareForKeeping(a, b Pod) int {
 	score := func(pod *Pod) int {
 		switch {
@@ -194,6 +241,8 @@ func (p *planner) compareForKeeping(a, b Pod) int {
 			return 0
 		case pod.Ready():
 			return 1
+		case pod.Failed:
+			return 4
 		case !pod.Unschedulable:
 			return 2
 		default:
@@ -244,8 +293,8 @@ func (p *planner) planCreations() {
 	}
 	if p.in.Params.MaxSurge > 0 {
 		n := take(p.in.Params.MaxSurge - p.plan.Counts.Surging)
-		n = min(n, len(p.oldAvailable))
-		for _, pod := range p.oldAvailable[:n] {
+		n = min(n, len(p.surgeable))
+		for _, pod := range p.surgeable[:n] {
 			p.plan.Create = append(p.plan.Create, pod.Node)
 		}
 		return
