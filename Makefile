@@ -20,7 +20,7 @@ export EDS_CACHE_DIR := $(CACHE_DIR)
 IMG ?= extendeddaemonset:dev
 NODES ?= 5
 KUBECONFIG ?=
-# Test flags; the e2e and bench suites have their own targets.
+# Test flags; the end-to-end suite runs in `make test`, the benchmarks in `make bench`.
 TEST_FLAGS ?= -count=1 -timeout 25m
 
 .PHONY: all
@@ -70,6 +70,11 @@ testbin: ## Build the control-plane binaries; prints the KUBEBUILDER_ASSETS dire
 test: verify vet lint ## Run every test against the harness (envtest and simulated cluster).
 	assets=$$(test/tools/testbin.sh | tail -n 1); \
 	KUBEBUILDER_ASSETS=$$assets go test $(TEST_FLAGS) ./...
+
+.PHONY: bench
+bench: ## Time rollouts against the native DaemonSet controller on a simulated cluster (BENCH_NODES, default 200).
+	assets=$$(test/tools/testbin.sh | tail -n 1); \
+	KUBEBUILDER_ASSETS=$$assets go test ./test/bench/ -run '^$$' -bench . -benchtime 1x -timeout 60m -v
 
 ##@ Build
 

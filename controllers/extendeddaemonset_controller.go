@@ -64,7 +64,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if byName(sets, current.Name) == nil {
 		sets = append(sets, current)
 	}
-	blocked := r.chooseActive(eds, current)
+	blocked := r.chooseActive(eds, sets, current)
 	if err := r.pruneHistory(ctx, eds, sets, current); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -124,12 +124,15 @@ func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds
 // when nothing stands in the way, and otherwise says what does. A canary
 // strategy keeps a new template off the nodes until the canary lifecycle
 // has promoted it; the first template of an ExtendedDaemonSet has nothing
-// to compare against and becomes active at once.
-func (r *ExtendedDaemonSetReconciler) chooseActive(eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet) *progress {
+// to compare against and becomes active at once, as does a template whose
+// active replica set was deleted.
+func (r *ExtendedDaemonSetReconciler) chooseActive(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet,
+) *progress {
 	if eds.Status.ActiveReplicaSet == current.Name {
 		return nil
 	}
-	if eds.Spec.Strategy.Canary != nil && eds.Status.ActiveReplicaSet != "" {
+	if eds.Spec.Strategy.Canary != nil && byName(sets, eds.Status.ActiveReplicaSet) != nil {
 		return &progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: fmt.Sprintf(
 			"spec.strategy.canary is not supported by this controller version: replica set %s stays on hold; remove the canary strategy to roll it out",
 			current.Name)}

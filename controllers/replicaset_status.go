@@ -95,17 +95,41 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progre
 	if c.Unschedulable > 0 {
 		updated += fmt.Sprintf(", %d pods cannot be placed", c.Unschedulable)
 	}
-	rolledOut := c.UpToDate == c.Desired && c.Old == 0 && c.Misplaced == 0 && c.Current == c.Desired
+	keptNew, keptOld := keptPods(obs.input)
+	old := c.Old - keptOld
+	rolledOut := c.UpToDate == c.Desired && old == 0 && c.Misplaced == 0 && c.Current-keptNew == c.Desired
 	switch {
 	case rolledOut:
 		return progress{phase: done, reason: v1alpha1.ReasonRolledOut, message: fmt.Sprintf("%d pods available", c.Available)}
 	case params.Frozen:
 		return progress{reason: v1alpha1.ReasonRolloutFrozen, message: "rollout frozen: " + updated}
-	case c.Old > 0 && params.Paused:
+	case old > 0 && params.Paused:
 		return progress{reason: v1alpha1.ReasonRollingUpdatePaused, message: "rolling update paused: " + updated}
-	case c.Old > 0:
-		return progress{reason: v1alpha1.ReasonRollingUpdate, message: fmt.Sprintf("rolling update: %s, %d old pods left", updated, c.Old)}
+	case old > 0:
+		return progress{reason: v1alpha1.ReasonRollingUpdate, message: fmt.Sprintf("rolling update: %s, %d old pods left", updated, old)}
 	default:
 		return progress{reason: v1alpha1.ReasonProgressing, message: updated}
 	}
+}
+
+// keptPods counts the live pods, of this replica set and of older ones, on
+// nodes that take no new pod but let running ones stay (an untolerated
+// NoSchedule taint). The planner leaves them alone, so, as for DaemonSets,
+// they must not hold the rollout back.
+func keptPods(in rollout.Input) (keptNew, keptOld int) {
+	for _, node := range in.Nodes {
+		if node.ShouldRun || !node.ShouldContinueRunning {
+			continue
+		}
+		for _, pod := range in.Pods[node.Name] {
+			switch {
+			case pod.Terminating:
+			case pod.New:
+				keptNew++
+			case !pod.Failed:
+				keptOld++
+			}
+		}
+	}
+	return keptNew, keptOld
 }

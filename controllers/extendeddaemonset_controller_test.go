@@ -1,0 +1,474 @@
+package controllers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+const (
+	imageV1 = "registry.k8s.io/pause:3.9"
+	imageV2 = "registry.k8s.io/pause:3.10"
+	imageV3 = "registry.k8s.io/pause:3.10.1"
+)
+
+func TestCreatingAnExtendedDaemonSetCreatesOneReplicaSet(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	s.create(eds)
+
+	var ers v1alpha1.ExtendedDaemonSetReplicaSet
+	s.g.Eventually(func(g gomega.Gomega) {
+		sets := s.replicaSets(g, eds.Name)
+		g.Expect(sets).To(gomega.HaveLen(1))
+		ers = sets[0]
+	}).Should(gomega.Succeed())
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(s.replicaSets(g, eds.Name)).To(gomega.HaveLen(1))
+	}).Should(gomega.Succeed(), "a second replica set was created for the same template")
+
+	s.g.Expect(ers.GenerateName).To(gomega.Equal(eds.Name + "-"))
+	s.g.Expect(ers.Name).To(gomega.HavePrefix(eds.Name + "-"))
+	owner := metav1.GetControllerOf(&ers)
+	s.g.Expect(owner).NotTo(gomega.BeNil(), "the replica set has no controller owner reference")
+	s.g.Expect(*owner).To(gomega.Equal(metav1.OwnerReference{
+		APIVersion: v1alpha1.GroupVersion.String(), Kind: "ExtendedDaemonSet", Name: eds.Name, UID: eds.UID,
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
+	}))
+	hash := ers.Annotations[v1alpha1.TemplateHashAnnotation]
+	s.g.Expect(hash).NotTo(gomega.BeEmpty())
+	s.g.Expect(ers.Labels).To(gomega.HaveKeyWithValue(v1alpha1.ExtendedDaemonSetNameLabel, eds.Name))
+	s.g.Expect(ers.Labels).To(gomega.HaveKeyWithValue(v1alpha1.TemplateHashLabel, hash))
+	s.g.Expect(ers.Spec.TemplateGeneration).To(gomega.Equal(hash))
+	stored := s.getEDS(s.g, eds.Name)
+	s.g.Expect(equality.Semantic.DeepEqual(ers.Spec.Template, stored.Spec.Template)).To(gomega.BeTrue(),
+		"replica set template %+v differs from the ExtendedDaemonSet's %+v", ers.Spec.Template, stored.Spec.Template)
+	s.g.Expect(ers.Spec.Selector).To(gomega.Equal(&v1alpha1.LabelSelector{MatchLabels: stored.Spec.Template.Labels}),
+		"without a selector, the template labels select the pods")
+
+	s.g.Expect(s.activeReplicaSet(eds.Name)).To(gomega.Equal(ers.Name))
+
+	s.g.Eventually(func(g gomega.Gomega) {
+		var events eventsv1.EventList
+		g.Expect(k8s.List(s.ctx, &events, client.InNamespace(s.ns))).To(gomega.Succeed())
+		g.Expect(events.Items).To(gomega.ContainElement(gomega.Satisfy(func(e eventsv1.Event) bool {
+			return e.Reason == "ReplicaSetCreated" && e.Type == corev1.EventTypeNormal &&
+				e.Regarding.Kind == "ExtendedDaemonSet" && e.Regarding.Name == eds.Name && e.Regarding.UID == eds.UID &&
+				e.Related != nil && e.Related.Name == ers.Name &&
+				e.ReportingController == ControllerName && strings.Contains(e.Note, hash)
+		})), "no ReplicaSetCreated event (events.k8s.io/v1) for %s", ers.Name)
+	}).Should(gomega.Succeed())
+
+	s.waitForPods(ers.Name, node.Name)
+}
+
+func TestStatusReportsRolloutProgress(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil)}
+	eds := s.newEDS("agent", imageV1)
+	s.create(eds)
+	ers := s.activeReplicaSet(eds.Name)
+	pods := s.waitForPods(ers, nodeNames(nodes...)...)
+
+	// Pods exist but none is running: in progress.
+	s.g.Eventually(func(g gomega.Gomega) {
+		rs := s.getERS(g, ers)
+		g.Expect(rs.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetActive))
+		g.Expect(rs.Status.ObservedGeneration).To(gomega.Equal(rs.Generation))
+		g.Expect(rs.Status.Desired).To(gomega.BeEquivalentTo(2))
+		g.Expect(rs.Status.Current).To(gomega.BeEquivalentTo(2))
+		g.Expect(rs.Status.Ready).To(gomega.BeEquivalentTo(0))
+		expectInProgress(g, rs)
+
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ObservedGeneration).To(gomega.Equal(e.Generation))
+		g.Expect(e.Status.Desired).To(gomega.BeEquivalentTo(2))
+		g.Expect(e.Status.Current).To(gomega.BeEquivalentTo(2))
+		g.Expect(e.Status.Available).To(gomega.BeEquivalentTo(0))
+		expectInProgress(g, e)
+		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateRollingUpdate))
+	}).Should(gomega.Succeed())
+
+	for _, pod := range pods {
+		s.runPod(&pod)
+	}
+	s.g.Eventually(func(g gomega.Gomega) {
+		rs := s.getERS(g, ers)
+		g.Expect(rs.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetActive))
+		g.Expect(rs.Status.ActiveSince).NotTo(gomega.BeNil())
+		g.Expect(rs.Status.ObservedGeneration).To(gomega.Equal(rs.Generation))
+		g.Expect(counters(rs.Status.Desired, rs.Status.Current, rs.Status.Ready, rs.Status.Available, rs.Status.UpToDate)).
+			To(gomega.Equal(counters(2, 2, 2, 2, 2)))
+		expectRolledOut(g, rs)
+
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ObservedGeneration).To(gomega.Equal(e.Generation))
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(ers))
+		g.Expect(counters(e.Status.Desired, e.Status.Current, e.Status.Ready, e.Status.Available, e.Status.UpToDate)).
+			To(gomega.Equal(counters(2, 2, 2, 2, 2)))
+		expectRolledOut(g, e)
+		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateRunning))
+	}).Should(gomega.Succeed())
+}
+
+func TestTemplateChangeReplacesPodsAtMostMaxUnavailableAtATime(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil), s.createNode("c", nil)}
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	for _, pod := range s.waitForPods(first, nodeNames(nodes...)...) {
+		s.runPod(&pod)
+	}
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+
+	s.setImage(eds, imageV2)
+	second := s.activeReplicaSet(eds.Name, first)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.replicaSets(g, eds.Name)).To(gomega.HaveLen(2))
+		old := s.getERS(g, first)
+		g.Expect(old.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetUnknown))
+		g.Expect(conditions.IsFalse(old, v1alpha1.ReadyCondition)).To(gomega.BeTrue(), "old replica set conditions: %v", old.Status.Conditions)
+		g.Expect(conditions.GetReason(old, v1alpha1.ReadyCondition)).To(gomega.Equal(v1alpha1.ReasonInactive))
+		g.Expect(conditions.Has(old, v1alpha1.ReconcilingCondition)).To(gomega.BeFalse())
+		g.Expect(conditions.Has(old, v1alpha1.StalledCondition)).To(gomega.BeFalse())
+	}).Should(gomega.Succeed())
+
+	remaining := nodeNames(nodes...)
+	for len(remaining) > 0 {
+		// Exactly one old pod is deleted...
+		var victim corev1.Pod
+		s.g.Eventually(func(g gomega.Gomega) {
+			terminating := terminatingPods(s.podsOf(g, first))
+			g.Expect(terminating).To(gomega.HaveLen(1))
+			victim = terminating[0]
+		}).Should(gomega.Succeed())
+		node := victim.Spec.NodeName
+		g := s.g
+		g.Expect(remaining).To(gomega.ContainElement(node), "pod %s of an already replaced node deleted", victim.Name)
+		for _, p := range s.podsOf(g, second) {
+			g.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodRunning), "an old pod was deleted while new pod %s was not ready yet", p.Name)
+		}
+		// ... and, while it terminates, neither another old pod is deleted
+		// nor is a new pod put beside it.
+		s.g.Consistently(func(g gomega.Gomega) {
+			g.Expect(terminatingPods(s.podsOf(g, first))).To(gomega.HaveLen(1))
+			g.Expect(podsByNode(s.podsOf(g, second))).NotTo(gomega.HaveKey(node))
+		}).Should(gomega.Succeed())
+		s.g.Eventually(func(g gomega.Gomega) {
+			e := s.getEDS(g, eds.Name)
+			g.Expect(conditions.IsFalse(e, v1alpha1.ReadyCondition)).To(gomega.BeTrue())
+			g.Expect(conditions.IsTrue(e, v1alpha1.ReconcilingCondition)).To(gomega.BeTrue())
+		}).Should(gomega.Succeed())
+
+		// The kubelet finishes the deletion; the new pod comes, and until it
+		// is ready no other old pod goes.
+		s.finishDeletion(&victim)
+		var replacement corev1.Pod
+		s.g.Eventually(func(g gomega.Gomega) {
+			onNode := podsByNode(s.podsOf(g, second))[node]
+			g.Expect(onNode).To(gomega.HaveLen(1))
+			replacement = onNode[0]
+		}).Should(gomega.Succeed())
+		s.g.Consistently(func(g gomega.Gomega) {
+			g.Expect(terminatingPods(s.podsOf(g, first))).To(gomega.BeEmpty())
+			g.Expect(s.podsOf(g, first)).To(gomega.HaveLen(len(remaining) - 1))
+		}).Should(gomega.Succeed(), "an old pod was deleted while the new pod on %s was not ready", node)
+		s.runPod(&replacement)
+		remaining = removeString(remaining, node)
+	}
+
+	s.waitForPods(second, nodeNames(nodes...)...)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.podsOf(g, first)).To(gomega.BeEmpty())
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(second))
+		g.Expect(e.Status.ObservedGeneration).To(gomega.Equal(e.Generation))
+		g.Expect(counters(e.Status.Desired, e.Status.Current, e.Status.Ready, e.Status.Available, e.Status.UpToDate)).
+			To(gomega.Equal(counters(3, 3, 3, 3, 3)))
+		expectRolledOut(g, e)
+		old := s.getERS(g, first)
+		g.Expect(old.Status.Current).To(gomega.BeEquivalentTo(0))
+		g.Expect(old.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetUnknown))
+	}).Should(gomega.Succeed())
+}
+
+func TestHistoryLimitZeroDeletesReplicaSetsOnceTheirPodsAreGone(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.RevisionHistoryLimit = ptr.To[int32](0)
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	firstHash := s.getERS(s.g, first).Annotations[v1alpha1.TemplateHashAnnotation]
+	pod := s.waitForPods(first, node.Name)[node.Name]
+	s.runPod(&pod)
+
+	s.waitForNewSecond(first)
+	s.setImage(eds, imageV2)
+	second := s.activeReplicaSet(eds.Name, first)
+	// The old pod terminates: its replica set still owns it and stays.
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(terminatingPods(s.podsOf(g, first))).To(gomega.HaveLen(1))
+	}).Should(gomega.Succeed())
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(first, second))
+	}).Should(gomega.Succeed(), "a replica set that still owns a pod was deleted")
+
+	s.finishDeletion(&pod)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(second))
+	}).Should(gomega.Succeed())
+
+	// Going back to the first template needs a new replica set: the old one
+	// is gone.
+	pod = s.waitForPods(second, node.Name)[node.Name]
+	s.waitForNewSecond(second)
+	s.setImage(eds, imageV1)
+	third := s.activeReplicaSet(eds.Name, second)
+	s.g.Expect(third).NotTo(gomega.Equal(first))
+	s.g.Expect(s.getERS(s.g, third).Annotations).To(gomega.HaveKeyWithValue(v1alpha1.TemplateHashAnnotation, firstHash))
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.gone(g, &pod)).To(gomega.BeTrue())
+	}).Should(gomega.Succeed())
+	s.finishDeletion(&pod)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(third))
+	}).Should(gomega.Succeed())
+	s.waitForPods(third, node.Name)
+}
+
+func TestHistoryLimitOneKeepsTheLastReplicaSetForRevert(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.RevisionHistoryLimit = ptr.To[int32](1)
+	s.create(eds)
+	// The pods are never bound: an old pod that is not available is
+	// replaced at once, and an unbound pod is deleted at once.
+	first := s.activeReplicaSet(eds.Name)
+	s.waitForPods(first, node.Name)
+
+	s.waitForNewSecond(first)
+	s.setImage(eds, imageV2)
+	second := s.activeReplicaSet(eds.Name, first)
+	s.waitForPods(second, node.Name)
+	s.g.Eventually(func(g gomega.Gomega) { g.Expect(s.podsOf(g, first)).To(gomega.BeEmpty()) }).Should(gomega.Succeed())
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(first, second))
+	}).Should(gomega.Succeed(), "the one replica set of history was deleted")
+
+	s.waitForNewSecond(second)
+	s.setImage(eds, imageV3)
+	third := s.activeReplicaSet(eds.Name, first, second)
+	s.waitForPods(third, node.Name)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(second, third))
+	}).Should(gomega.Succeed())
+
+	// Back to the second template: its replica set is reused.
+	s.setImage(eds, imageV2)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.getEDS(g, eds.Name).Status.ActiveReplicaSet).To(gomega.Equal(second))
+	}).Should(gomega.Succeed())
+	s.waitForPods(second, node.Name)
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(second, third))
+		g.Expect(s.getEDS(g, eds.Name).Status.ActiveReplicaSet).To(gomega.Equal(second))
+	}).Should(gomega.Succeed())
+	s.g.Eventually(func(g gomega.Gomega) {
+		rs := s.getERS(g, second)
+		g.Expect(rs.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetActive))
+		g.Expect(s.podsOf(g, third)).To(gomega.BeEmpty())
+	}).Should(gomega.Succeed())
+}
+
+func TestCanaryStrategyHoldsANewTemplateWithoutTouchingTheSpec(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Replicas: ptr.To(intstr.FromInt32(1))}
+	s.create(eds)
+	// The first template has nothing to compare against: it is active at once.
+	first := s.activeReplicaSet(eds.Name)
+	pod := s.waitForPods(first, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+
+	s.setImage(eds, imageV2)
+	specBefore, err := json.Marshal(eds.Spec)
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	generation := eds.Generation
+
+	var second string
+	s.g.Eventually(func(g gomega.Gomega) {
+		sets := names(s.replicaSets(g, eds.Name))
+		g.Expect(sets).To(gomega.HaveLen(2))
+		g.Expect(sets).To(gomega.ContainElement(first))
+		second = removeString(sets, first)[0]
+		g.Expect(s.getERS(g, second).Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetUnknown))
+
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ObservedGeneration).To(gomega.Equal(generation))
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(first))
+		g.Expect(conditions.IsStalled(e)).To(gomega.BeTrue(), "conditions: %v", e.Status.Conditions)
+		g.Expect(conditions.GetMessage(e, v1alpha1.StalledCondition)).To(
+			gomega.And(gomega.ContainSubstring("canary"), gomega.ContainSubstring("not supported"), gomega.ContainSubstring(second)))
+		g.Expect(conditions.IsFalse(e, v1alpha1.ReadyCondition)).To(gomega.BeTrue())
+		g.Expect(conditions.Has(e, v1alpha1.ReconcilingCondition)).To(gomega.BeFalse())
+		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateError))
+		g.Expect(kstatus(g, e)).To(gomega.Equal(status.FailedStatus))
+	}).Should(gomega.Succeed())
+
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(s.getEDS(g, eds.Name).Status.ActiveReplicaSet).To(gomega.Equal(first))
+		g.Expect(s.podsOf(g, second)).To(gomega.BeEmpty(), "the held template got pods")
+		g.Expect(s.gone(g, &pod)).To(gomega.BeFalse(), "the active pod was deleted")
+	}).Should(gomega.Succeed())
+
+	after := s.getEDS(s.g, eds.Name)
+	specAfter, err := json.Marshal(after.Spec)
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	s.g.Expect(string(specAfter)).To(gomega.Equal(string(specBefore)), "the controller modified the spec")
+	s.g.Expect(after.Generation).To(gomega.Equal(generation))
+
+	// As the message says, removing the canary strategy rolls the held
+	// template out.
+	s.updateEDS(eds, func(e *v1alpha1.ExtendedDaemonSet) { e.Spec.Strategy.Canary = nil })
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(second))
+		g.Expect(conditions.Has(e, v1alpha1.StalledCondition)).To(gomega.BeFalse())
+		g.Expect(s.gone(g, &pod)).To(gomega.BeTrue())
+	}).Should(gomega.Succeed())
+	s.finishDeletion(&pod)
+	pod = s.waitForPods(second, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+}
+
+func TestDeletedActiveReplicaSetIsReplacedEvenWithACanaryStrategy(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Replicas: ptr.To(intstr.FromInt32(1))}
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	pod := s.waitForPods(first, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+
+	// Someone deletes the active replica set (kubectl delete ers, to force a
+	// fresh one). With no active template left there is nothing for a
+	// canary to be compared against: the new replica set of the same
+	// template takes over, as the first template of an ExtendedDaemonSet does.
+	s.g.Expect(k8s.Delete(s.ctx, s.getERS(s.g, first))).To(gomega.Succeed())
+	recreated := s.activeReplicaSet(eds.Name, first)
+	s.g.Expect(s.getERS(s.g, recreated).Annotations[v1alpha1.TemplateHashAnnotation]).To(
+		gomega.Equal(pod.Labels[v1alpha1.TemplateHashLabel]))
+	// No garbage collector runs here: the orphaned pod is replaced as an old one.
+	s.g.Eventually(func(g gomega.Gomega) { g.Expect(s.gone(g, &pod)).To(gomega.BeTrue()) }).Should(gomega.Succeed())
+	s.finishDeletion(&pod)
+	pod = s.waitForPods(recreated, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(recreated))
+		expectRolledOut(g, e)
+	}).Should(gomega.Succeed())
+}
+
+// counters groups status counters for one comparison with a readable
+// failure message.
+type counterSet struct{ Desired, Current, Ready, Available, UpToDate int32 }
+
+func counters(desired, current, ready, available, upToDate int32) counterSet {
+	return counterSet{desired, current, ready, available, upToDate}
+}
+
+type conditionedObject interface {
+	client.Object
+	conditions.Getter
+}
+
+// expectInProgress asserts Ready=False, Reconciling=True, no Stalled.
+func expectInProgress(g gomega.Gomega, obj conditionedObject) {
+	g.Expect(conditions.IsFalse(obj, v1alpha1.ReadyCondition)).To(gomega.BeTrue(), "conditions: %v", obj.GetConditions())
+	g.Expect(conditions.IsTrue(obj, v1alpha1.ReconcilingCondition)).To(gomega.BeTrue(), "conditions: %v", obj.GetConditions())
+	g.Expect(conditions.Has(obj, v1alpha1.StalledCondition)).To(gomega.BeFalse(), "conditions: %v", obj.GetConditions())
+	g.Expect(kstatus(g, obj)).To(gomega.Equal(status.InProgressStatus))
+}
+
+// expectRolledOut asserts Ready=True reason RolledOut, no Reconciling, no
+// Stalled.
+func expectRolledOut(g gomega.Gomega, obj conditionedObject) {
+	g.Expect(conditions.IsTrue(obj, v1alpha1.ReadyCondition)).To(gomega.BeTrue(), "conditions: %v", obj.GetConditions())
+	g.Expect(conditions.GetReason(obj, v1alpha1.ReadyCondition)).To(gomega.Equal(v1alpha1.ReasonRolledOut))
+	g.Expect(conditions.Has(obj, v1alpha1.ReconcilingCondition)).To(gomega.BeFalse(), "conditions: %v", obj.GetConditions())
+	g.Expect(conditions.Has(obj, v1alpha1.StalledCondition)).To(gomega.BeFalse(), "conditions: %v", obj.GetConditions())
+	g.Expect(kstatus(g, obj)).To(gomega.Equal(status.CurrentStatus))
+}
+
+// kstatus is what Flux's health check reads from obj.
+func kstatus(g gomega.Gomega, obj client.Object) status.Status {
+	content, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	res, err := status.Compute(&unstructured.Unstructured{Object: content})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return res.Status
+}
+
+// waitForNewSecond waits until a replica set created now would have a
+// later creation timestamp than ers: timestamps have a resolution of one
+// second, and history is pruned oldest first (ties broken by name).
+func (s *scenario) waitForNewSecond(ers string) {
+	s.t.Helper()
+	created := s.getERS(s.g, ers).CreationTimestamp.Time
+	s.g.Eventually(func() bool { return time.Since(created) > time.Second }).Should(gomega.BeTrue())
+}
+
+func terminatingPods(pods []corev1.Pod) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func names(sets []v1alpha1.ExtendedDaemonSetReplicaSet) []string {
+	out := make([]string, len(sets))
+	for i := range sets {
+		out[i] = sets[i].Name
+	}
+	return out
+}
+
+func removeString(list []string, s string) []string {
+	var out []string
+	for _, x := range list {
+		if x != s {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers"
+)
+
+// Scheme holds the core kinds and the extendeddaemonset.io kinds.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
+
+var setLoggerOnce sync.Once
+
+// Controllers is the controller manager running in the test process.
+type Controllers struct {
+	Manager ctrl.Manager
+	cancel  context.CancelFunc
+	done    chan error
+}
+
+// StartControllers runs the real reconcilers against cfg, as cmd/manager
+// wires them (cache options included), with no metrics or probe listeners,
+// and returns once the cache has synced.
+func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Options) (*Controllers, error) {
+	// Tests read status, conditions and events, not the controller's log.
+	setLoggerOnce.Do(func() { ctrl.SetLogger(logr.Discard()) })
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 Scheme(),
+		Cache:                  controllers.CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Tests start several managers in one process.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	if err := controllers.Setup(runCtx, mgr, opts); err != nil {
+		cancel()
+		return nil, err
+	}
+	c := &Controllers{Manager: mgr, cancel: cancel, done: make(chan error, 1)}
+	go func() { c.done <- mgr.Start(runCtx) }()
+	syncCtx, stop := context.WithTimeout(ctx, time.Minute)
+	defer stop()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		return nil, errors.Join(errors.New("controller cache did not sync"), c.Stop())
+	}
+	return c, nil
+}
+
+// Stop stops the manager and waits for it.
+func (c *Controllers) Stop() error {
+	c.cancel()
+	return <-c.done
+}
