@@ -35,3 +35,21 @@ func nodeReady(node *corev1.Node) corev1.ConditionStatus {
 	}
 	return corev1.ConditionUnknown
 }
+
+// podStateChanged lets through pod events that can change a plan or a
+// counter: creation, deletion, and updates of what the planner reads (node,
+// phase, readiness, schedulability, deletion). Kubelets write pod status
+// several times while a pod starts; the other writes are dropped.
+func podStateChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldPod, okOld := e.ObjectOld.(*corev1.Pod)
+			newPod, okNew := e.ObjectNew.(*corev1.Pod)
+			if !okOld || !okNew {
+				return true
+			}
+			return rolloutPod(oldPod, "", false) != rolloutPod(newPod, "", false) ||
+				oldPod.Spec.NodeName != newPod.Spec.NodeName
+		},
+	}
+}

@@ -55,7 +55,8 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("extendeddaemonsetreplicaset").
 		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
 		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject)).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject)).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject),
+			builder.WithPredicates(podStateChanged())).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfNode),
 			builder.WithPredicates(nodePlacementChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
