@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -65,7 +66,7 @@ func BenchmarkRollingUpdate(b *testing.B) {
 	b.Cleanup(func() { _ = cluster.Stop() })
 	cfg := cluster.Config()
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	ctrls, err := harness.StartControllers(ctx, cfg, controllers.Options{MaxConcurrentReconciles: 4})
+	ctrls, err := harness.StartControllers(ctx, cfg, controllers.Options{MaxConcurrentReconciles: 4}, logr.Discard())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -280,4 +281,3 @@ func (r *extendedDaemonSetRun) done(ctx context.Context) (bool, error) {
 	return ready && s.ObservedGeneration == eds.Generation && s.Desired > 0 &&
 		s.UpToDate == s.Desired && s.Available == s.Desired && s.Current == s.Desired, nil
 }
-

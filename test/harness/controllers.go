@@ -40,11 +40,15 @@ type Controllers struct {
 
 // StartControllers runs the real reconcilers against cfg, as cmd/manager
 // wires them (cache options included), with no metrics or probe listeners,
-// and returns once the cache has synced.
-func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Options) (*Controllers, error) {
-	// Tests read status, conditions and events, not the controller's log.
-	setLoggerOnce.Do(func() { ctrl.SetLogger(logr.Discard()) })
+// and returns once the cache has synced. They log to log; a zero logger
+// discards. The first call also makes log controller-runtime's global logger.
+func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Options, log logr.Logger) (*Controllers, error) {
+	if log.GetSink() == nil {
+		log = logr.Discard()
+	}
+	setLoggerOnce.Do(func() { ctrl.SetLogger(log) })
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Logger:                 log,
 		Scheme:                 Scheme(),
 		Cache:                  controllers.CacheOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -62,7 +66,7 @@ func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Op
 	}
 	c := &Controllers{Manager: mgr, cancel: cancel, done: make(chan error, 1)}
 	go func() { c.done <- mgr.Start(runCtx) }()
-	syncCtx, stop := context.WithTimeout(ctx, time.Minute)
+	syncCtx, stop := context.WithTimeout(ctx, 2*time.Minute)
 	defer stop()
 	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
 		return nil, errors.Join(errors.New("controller cache did not sync"), c.Stop())
