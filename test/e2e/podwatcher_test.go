@@ -17,6 +17,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // podWatcher follows the pods of one ExtendedDaemonSet through a watch, and
@@ -149,26 +150,5 @@ func (w *podWatcher) measure() {
 }
 
 func stateOf(pod *corev1.Pod) podState {
-	return podState{node: pinnedNode(pod), ready: runningAndReady(pod), terminating: pod.DeletionTimestamp != nil}
-}
-
-// pinnedNode is the node a pod is bound to or, before the scheduler binds
-// it, the node its required affinity names: a pod counts on its node from
-// its creation.
-func pinnedNode(pod *corev1.Pod) string {
-	if pod.Spec.NodeName != "" {
-		return pod.Spec.NodeName
-	}
-	a := pod.Spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return ""
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, req := range term.MatchFields {
-			if req.Key == "metadata.name" && req.Operator == corev1.NodeSelectorOpIn && len(req.Values) == 1 {
-				return req.Values[0]
-			}
-		}
-	}
-	return ""
+	return podState{node: placement.TargetNode(pod), ready: runningAndReady(pod), terminating: pod.DeletionTimestamp != nil}
 }
