@@ -1,0 +1,106 @@
+// Package canary holds the canary lifecycle's decisions as pure functions of
+// observed state: how many canary nodes, and which.
+package canary
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Count resolves spec.strategy.canary.replicas against the number of
+// desired nodes: a count, or a percentage rounded up; never more than
+// desired, and at least one when there is any node.
+func Count(replicas *intstr.IntOrString, desired int) (int, error) {
+	if desired <= 0 {
+		return 0, nil
+	}
+	if replicas == nil {
+		return 1, nil
+	}
+	n, err := intstr.GetScaledValueFromIntOrPercent(replicas, desired, true)
+	if err != nil {
+		return 0, fmt.Errorf("spec.strategy.canary.replicas %q: %w", replicas.String(), err)
+	}
+	return min(max(n, 1), desired), nil
+}
+
+// Candidate is a node a canary may run on.
+type Candidate struct {
+	Name   string
+	Labels map[string]string
+	// Restarts are the container restarts of the pod on the node now: a
+	// node whose agent already restarts would blame the canary for it.
+	Restarts int32
+}
+
+// SelectNodes picks want canary nodes among candidates. Nodes already
+// chosen (previous) that are still candidates are kept, so the choice is
+// stable across reconciles and restarts and a vanished node is replaced by
+// one new pick. New picks spread across the values of keys (the node
+// antiaffinity keys): each goes to the value combination holding the fewest
+// canaries so far, then to the node with the fewest restarts, then by name.
+func SelectNodes(candidates []Candidate, want int, keys []string, previous []string) []string {
+	byName := make(map[string]*Candidate, len(candidates))
+	groupOf := make(map[string]string, len(candidates))
+	for i := range candidates {
+		byName[candidates[i].Name] = &candidates[i]
+		groupOf[candidates[i].Name] = group(&candidates[i], keys)
+	}
+	var chosen []string
+	picked := map[string]bool{}
+	perGroup := map[string]int{}
+	take := func(c *Candidate) {
+		chosen = append(chosen, c.Name)
+		picked[c.Name] = true
+		perGroup[groupOf[c.Name]]++
+	}
+	for _, name := range previous {
+		if c, ok := byName[name]; ok && len(chosen) < want && !picked[name] {
+			take(c)
+		}
+	}
+	rest := make([]*Candidate, 0, len(candidates))
+	for i := range candidates {
+		if !picked[candidates[i].Name] {
+			rest = append(rest, &candidates[i])
+		}
+	}
+	slices.SortFunc(rest, func(a, b *Candidate) int {
+		if a.Restarts != b.Restarts {
+			return int(a.Restarts - b.Restarts)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for len(chosen) < want && len(rest) > 0 {
+		// rest is in preference order, so the first candidate of the least
+		// used group is the best pick.
+		best := 0
+		for i, c := range rest {
+			if perGroup[groupOf[c.Name]] < perGroup[groupOf[rest[best].Name]] {
+				best = i
+			}
+		}
+		take(rest[best])
+		rest = slices.Delete(rest, best, best+1)
+	}
+	slices.Sort(chosen)
+	return chosen
+}
+
+// group names the combination of a node's values for keys; a missing label
+// is a value of its own.
+func group(c *Candidate, keys []string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		v, ok := c.Labels[k]
+		if !ok {
+			v = "\x00"
+		}
+		b.WriteString(v)
+		b.WriteByte('\x01')
+	}
+	return b.String()
+}
