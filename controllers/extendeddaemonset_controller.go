@@ -8,12 +8,16 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
@@ -37,8 +41,19 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("extendeddaemonset").
 		For(&v1alpha1.ExtendedDaemonSet{}).
 		Owns(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
+		// Canary verdicts read container restarts and waiting reasons.
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetOfPod),
+			builder.WithPredicates(containerStateChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
+}
+
+func extendedDaemonSetOfPod(_ context.Context, pod client.Object) []reconcile.Request {
+	name := pod.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}}}
 }
 
 // Reconcile is: replica set of the current template, roles, history, status.
@@ -64,18 +79,21 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if byName(sets, current.Name) == nil {
 		sets = append(sets, current)
 	}
-	blocked := r.chooseActive(eds, sets, current)
+	requeue, err := r.chooseActive(ctx, eds, sets, current)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.pruneHistory(ctx, eds, sets, current); err != nil {
 		return ctrl.Result{}, err
 	}
 
-	setExtendedDaemonSetStatus(eds, sets, current, blocked)
+	setExtendedDaemonSetStatus(eds, sets, current)
 	r.recordTransitions(before, eds)
 	if err := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
 		patch.WithFieldOwner(fieldOwner)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
 // replicaSets lists the replica sets eds controls, from reader.
@@ -118,27 +136,6 @@ func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds
 	r.Recorder.Eventf(eds, ers, corev1.EventTypeNormal, "ReplicaSetCreated", "Create",
 		"created replica set %s for pod template %s", ers.Name, hash)
 	return ers, nil
-}
-
-// chooseActive makes the current template's replica set the active one
-// when nothing stands in the way, and otherwise says what does. A canary
-// strategy keeps a new template off the nodes until the canary lifecycle
-// has promoted it; the first template of an ExtendedDaemonSet has nothing
-// to compare against and becomes active at once, as does a template whose
-// active replica set was deleted.
-func (r *ExtendedDaemonSetReconciler) chooseActive(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet,
-) *progress {
-	if eds.Status.ActiveReplicaSet == current.Name {
-		return nil
-	}
-	if eds.Spec.Strategy.Canary != nil && byName(sets, eds.Status.ActiveReplicaSet) != nil {
-		return &progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: fmt.Sprintf(
-			"spec.strategy.canary is not supported by this controller version: replica set %s stays on hold; remove the canary strategy to roll it out",
-			current.Name)}
-	}
-	eds.Status.ActiveReplicaSet = current.Name
-	return nil
 }
 
 // pruneHistory deletes replica sets beyond revisionHistoryLimit that own no

@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -299,70 +298,6 @@ func TestHistoryLimitOneKeepsTheLastReplicaSetForRevert(t *testing.T) {
 		g.Expect(rs.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetActive))
 		g.Expect(s.podsOf(g, third)).To(gomega.BeEmpty())
 	}).Should(gomega.Succeed())
-}
-
-func TestCanaryStrategyHoldsANewTemplateWithoutTouchingTheSpec(t *testing.T) {
-	s := newScenario(t)
-	node := s.createNode("a", nil)
-	eds := s.newEDS("agent", imageV1)
-	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Replicas: ptr.To(intstr.FromInt32(1))}
-	s.create(eds)
-	// The first template has nothing to compare against: it is active at once.
-	first := s.activeReplicaSet(eds.Name)
-	pod := s.waitForPods(first, node.Name)[node.Name]
-	s.runPod(&pod)
-	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
-
-	s.setImage(eds, imageV2)
-	specBefore, err := json.Marshal(eds.Spec)
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	generation := eds.Generation
-
-	var second string
-	s.g.Eventually(func(g gomega.Gomega) {
-		sets := names(s.replicaSets(g, eds.Name))
-		g.Expect(sets).To(gomega.HaveLen(2))
-		g.Expect(sets).To(gomega.ContainElement(first))
-		second = removeString(sets, first)[0]
-		g.Expect(s.getERS(g, second).Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetUnknown))
-
-		e := s.getEDS(g, eds.Name)
-		g.Expect(e.Status.ObservedGeneration).To(gomega.Equal(generation))
-		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(first))
-		g.Expect(conditions.IsStalled(e)).To(gomega.BeTrue(), "conditions: %v", e.Status.Conditions)
-		g.Expect(conditions.GetMessage(e, v1alpha1.StalledCondition)).To(
-			gomega.And(gomega.ContainSubstring("canary"), gomega.ContainSubstring("not supported"), gomega.ContainSubstring(second)))
-		g.Expect(conditions.IsFalse(e, v1alpha1.ReadyCondition)).To(gomega.BeTrue())
-		g.Expect(conditions.Has(e, v1alpha1.ReconcilingCondition)).To(gomega.BeFalse())
-		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateError))
-		g.Expect(kstatus(g, e)).To(gomega.Equal(status.FailedStatus))
-	}).Should(gomega.Succeed())
-
-	s.g.Consistently(func(g gomega.Gomega) {
-		g.Expect(s.getEDS(g, eds.Name).Status.ActiveReplicaSet).To(gomega.Equal(first))
-		g.Expect(s.podsOf(g, second)).To(gomega.BeEmpty(), "the held template got pods")
-		g.Expect(s.gone(g, &pod)).To(gomega.BeFalse(), "the active pod was deleted")
-	}).Should(gomega.Succeed())
-
-	after := s.getEDS(s.g, eds.Name)
-	specAfter, err := json.Marshal(after.Spec)
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	s.g.Expect(string(specAfter)).To(gomega.Equal(string(specBefore)), "the controller modified the spec")
-	s.g.Expect(after.Generation).To(gomega.Equal(generation))
-
-	// As the message says, removing the canary strategy rolls the held
-	// template out.
-	s.updateEDS(eds, func(e *v1alpha1.ExtendedDaemonSet) { e.Spec.Strategy.Canary = nil })
-	s.g.Eventually(func(g gomega.Gomega) {
-		e := s.getEDS(g, eds.Name)
-		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(second))
-		g.Expect(conditions.Has(e, v1alpha1.StalledCondition)).To(gomega.BeFalse())
-		g.Expect(s.gone(g, &pod)).To(gomega.BeTrue())
-	}).Should(gomega.Succeed())
-	s.finishDeletion(&pod)
-	pod = s.waitForPods(second, node.Name)[node.Name]
-	s.runPod(&pod)
-	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
 }
 
 func TestDeletedActiveReplicaSetIsReplacedEvenWithACanaryStrategy(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
@@ -11,14 +12,14 @@ import (
 // extendedDaemonSetOwnedConditions are the conditions the ExtendedDaemonSet
 // reconciler writes.
 var extendedDaemonSetOwnedConditions = []string{
-	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition,
+	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition, v1alpha1.CanaryCondition,
 }
 
 // setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet
 // from its replica sets: counters summed, and the conditions of the active
-// replica set once it has seen itself active, unless blocked says otherwise.
+// replica set once it has seen itself active, unless a canary runs.
 func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet, blocked *progress,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet,
 ) {
 	st := &eds.Status
 	st.ObservedGeneration = eds.Generation
@@ -34,11 +35,37 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha
 	st.UpToDate = current.Status.Current
 
 	p := edsProgress(byName(sets, st.ActiveReplicaSet), current)
-	if blocked != nil {
-		p = *blocked
+	if c := st.Canary; c != nil {
+		p = canaryProgress(c)
+		status := metav1.ConditionTrue
+		if c.Failed {
+			status = metav1.ConditionFalse
+		}
+		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.CanaryCondition, Status: status, Reason: p.reason, Message: p.message})
+	} else {
+		conditions.Delete(eds, v1alpha1.CanaryCondition)
 	}
 	p.apply(eds)
 	st.State, st.Reason = stateOf(p), p.reason
+}
+
+// canaryProgress is where an ExtendedDaemonSet stands while a canary runs,
+// waits or has failed.
+func canaryProgress(c *v1alpha1.CanaryStatus) progress {
+	detail := ""
+	if c.Reason != "" {
+		detail = fmt.Sprintf(": %s: %s", c.Reason, c.Message)
+	}
+	switch {
+	case c.Failed:
+		return progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed,
+			message: fmt.Sprintf("canary %s failed%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, detail)}
+	case c.Paused:
+		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused, message: fmt.Sprintf("canary %s paused%s", c.ReplicaSet, detail)}
+	default:
+		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
+			message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}
+	}
 }
 
 // edsProgress mirrors the active replica set's conditions, once its status
@@ -72,10 +99,16 @@ func stateOf(p progress) v1alpha1.ExtendedDaemonSetState {
 	switch {
 	case p.phase == done:
 		return v1alpha1.StateRunning
+	case p.reason == v1alpha1.ReasonCanaryFailed:
+		return v1alpha1.StateCanaryFailed
 	case p.phase == stalled:
 		return v1alpha1.StateError
 	case p.reason == v1alpha1.ReasonRolloutFrozen:
 		return v1alpha1.StateFrozen
+	case p.reason == v1alpha1.ReasonCanaryPaused:
+		return v1alpha1.StateCanaryPaused
+	case p.reason == v1alpha1.ReasonCanaryRunning:
+		return v1alpha1.StateCanary
 	default:
 		return v1alpha1.StateRollingUpdate
 	}

@@ -53,3 +53,31 @@ func podStateChanged() predicate.Funcs {
 		},
 	}
 }
+
+// containerStateChanged lets through pod events that can change a canary
+// verdict: creation, deletion, and changes of container restart counts,
+// states or phase.
+func containerStateChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldPod, okOld := e.ObjectOld.(*corev1.Pod)
+			newPod, okNew := e.ObjectNew.(*corev1.Pod)
+			if !okOld || !okNew {
+				return true
+			}
+			return oldPod.Status.Phase != newPod.Status.Phase ||
+				!reflect.DeepEqual(containerStates(oldPod), containerStates(newPod))
+		},
+	}
+}
+
+// containerStates are the restart counts and states of a pod's containers.
+func containerStates(pod *corev1.Pod) []any {
+	var out []any
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, c := range list {
+			out = append(out, c.RestartCount, c.State.Waiting, c.State.Terminated != nil, c.LastTerminationState.Terminated)
+		}
+	}
+	return out
+}

@@ -69,6 +69,10 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		}
 	}
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, desired, now)
+	if obs.role == v1alpha1.ReplicaSetCanary {
+		// The canary nodes were chosen to run the new template: all at once.
+		obs.input.Params.MaxUnavailable, obs.input.Params.MaxSurge, obs.input.Params.Paused = max(1, desired), 0, false
+	}
 	if obs.specErr != nil {
 		obs.input.Params.Frozen = true
 	}

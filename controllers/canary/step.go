@@ -1,0 +1,215 @@
+package canary
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// Input is what one step of a canary's life is decided from.
+type Input struct {
+	Strategy    *v1alpha1.CanaryStrategy
+	Annotations map[string]string
+	// Status is the canary recorded so far, nil when none.
+	Status *v1alpha1.CanaryStatus
+	// LastHandledRetry is the retry token already acted upon.
+	LastHandledRetry string
+	// ReplicaSet and TemplateHash name the current template's replica set,
+	// the canary.
+	ReplicaSet, TemplateHash string
+	// Candidates are the nodes the canary template fits and the canary node
+	// selector allows; Desired is the number of nodes the template fits.
+	Candidates []Candidate
+	Desired    int
+	// Pods are the canary replica set's pods.
+	Pods []*corev1.Pod
+	// Ready: the canary replica set runs an available pod on every canary
+	// node, so the canary has really been exercised.
+	Ready bool
+	Now   time.Time
+}
+
+// Result is the canary's next state.
+type Result struct {
+	// Status is the canary to record.
+	Status *v1alpha1.CanaryStatus
+	// Promote: the canary template becomes the active one.
+	Promote          bool
+	LastHandledRetry string
+	// Transition, when set, is worth an event.
+	Transition string
+	// RequeueAfter is when time alone changes the decision.
+	RequeueAfter time.Duration
+}
+
+// Transitions of a canary, as event reasons.
+const (
+	Started  = "CanaryStarted"
+	Promoted = "CanaryPromoted"
+	Paused   = "CanaryPaused"
+	Resumed  = "CanaryResumed"
+	Failed   = "CanaryFailed"
+	Retried  = "CanaryRetried"
+)
+
+// ReasonManual is the reason of a canary failed by a person.
+const ReasonManual = "FailedByUser"
+
+// defaultDuration is how long an auto canary runs when duration is unset.
+var defaultDuration = mustParse(v1alpha1.DefaultCanaryDuration)
+
+// Step decides the canary's next state: start it, keep its nodes, fail,
+// pause or promote it. Failing wins over everything; a person's validation
+// promotes even a paused canary; an auto canary is promoted once its
+// duration has elapsed with no restart in its last noRestartsDuration.
+func Step(in Input) (Result, error) {
+	res := Result{LastHandledRetry: in.LastHandledRetry}
+	st := in.Status.DeepCopy()
+	if st != nil && st.ReplicaSet != in.ReplicaSet {
+		st = nil
+	}
+	if token := retryToken(in); st != nil && st.Failed && token != "" && token != in.LastHandledRetry {
+		st, res.LastHandledRetry, res.Transition = nil, token, Retried
+	}
+	if st == nil {
+		st = &v1alpha1.CanaryStatus{ReplicaSet: in.ReplicaSet, TemplateHash: in.TemplateHash, StartedAt: &metav1.Time{Time: in.Now}}
+		if res.Transition == "" {
+			res.Transition = Started
+		}
+	}
+	res.Status = st
+	if st.Failed {
+		return res, nil
+	}
+	want, err := Count(in.Strategy.Replicas, in.Desired)
+	if err != nil {
+		return res, err
+	}
+	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
+
+	if verdict := judge(in, st.StartedAt.Time); verdict.Action == Fail {
+		st.Failed, st.Paused, st.Reason, st.Message = true, false, verdict.Reason, verdict.Message
+		res.Transition = Failed
+		return res, nil
+	} else if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
+		res.Promote, res.Transition = true, Promoted
+		return res, nil
+	} else if paused, reason, message := pauseOf(in, verdict); paused {
+		if !st.Paused && res.Transition == "" {
+			res.Transition = Paused
+		}
+		st.Paused, st.Reason, st.Message = true, reason, message
+		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
+		return res, nil
+	}
+	if st.Paused && res.Transition == "" {
+		res.Transition = Resumed
+	}
+	st.Paused, st.Reason, st.Message = false, "", ""
+	if in.Strategy.ValidationMode == v1alpha1.CanaryValidationManual {
+		st.Reason, st.Message = "WaitingForValidation", "validate the canary to promote it"
+		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
+		return res, nil
+	}
+	if wait := untilPromotable(in, st.StartedAt.Time); wait > 0 {
+		res.RequeueAfter = wait
+		return res, nil
+	}
+	if !in.Ready {
+		st.Reason, st.Message = "WaitingForPods", "the canary duration has elapsed; waiting for every canary pod to be available"
+		return res, nil
+	}
+	res.Promote, res.Transition = true, Promoted
+	return res, nil
+}
+
+// judge is Judge plus a person's explicit fail. A canary a person paused
+// is held where it is: only canaryTimeout still fails it.
+func judge(in Input, startedAt time.Time) Verdict {
+	if in.Strategy.Fail == in.ReplicaSet || in.Annotations[v1alpha1.CanaryFailedAnnotation] == in.ReplicaSet {
+		return Verdict{Fail, ReasonManual, "the canary was failed by a person"}
+	}
+	if pausedByUser(in) {
+		if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) && f.CanaryTimeout != nil {
+			return judgeFail(nil, &v1alpha1.CanaryAutoFail{CanaryTimeout: f.CanaryTimeout}, startedAt, in.Now)
+		}
+		return Verdict{}
+	}
+	return Judge(in.Pods, in.Strategy, startedAt, in.Now)
+}
+
+func pausedByUser(in Input) bool {
+	return in.Strategy.Paused || in.Annotations[v1alpha1.CanaryPausedAnnotation] == "true"
+}
+
+// pauseOf says whether the canary is paused, by a person or by autoPause;
+// the unpause annotation naming the canary overrides autoPause.
+func pauseOf(in Input, verdict Verdict) (bool, string, string) {
+	if pausedByUser(in) {
+		return true, "PausedByUser", "the canary is paused; unpause it to continue"
+	}
+	if verdict.Action == Pause && in.Annotations[v1alpha1.CanaryUnpausedAnnotation] != in.ReplicaSet {
+		return true, verdict.Reason, verdict.Message
+	}
+	return false, "", ""
+}
+
+// untilPromotable is how long an auto canary still has to run: its
+// duration, and noRestartsDuration since the last restart of a canary
+// container.
+func untilPromotable(in Input, startedAt time.Time) time.Duration {
+	duration := defaultDuration
+	if in.Strategy.Duration != nil {
+		duration = in.Strategy.Duration.Duration
+	}
+	until := startedAt.Add(duration)
+	if nr := in.Strategy.NoRestartsDuration; nr != nil {
+		if last := lastRestart(in.Pods); last.Add(nr.Duration).After(until) {
+			until = last.Add(nr.Duration)
+		}
+	}
+	return until.Sub(in.Now)
+}
+
+// timeoutLeft is when canaryTimeout will fail a canary that waits.
+func timeoutLeft(in Input, startedAt time.Time) time.Duration {
+	if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) && f.CanaryTimeout != nil {
+		return max(time.Second, startedAt.Add(f.CanaryTimeout.Duration).Sub(in.Now)+time.Second)
+	}
+	return 0
+}
+
+// lastRestart is when a canary container last ended, zero if never.
+func lastRestart(pods []*corev1.Pod) time.Time {
+	var last time.Time
+	for _, pod := range pods {
+		for _, c := range containerStatuses(pod) {
+			if t := c.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(last) {
+				last = t.FinishedAt.Time
+			}
+		}
+	}
+	return last
+}
+
+// retryToken joins the declarative and the annotation retry tokens, so a
+// change of either is a new retry.
+func retryToken(in Input) string {
+	spec, ann := in.Strategy.Retry, in.Annotations[v1alpha1.CanaryRetryAnnotation]
+	if spec == "" && ann == "" {
+		return ""
+	}
+	return spec + "/" + ann
+}
+
+func mustParse(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(fmt.Sprintf("canary: default duration %q: %v", s, err))
+	}
+	return d
+}

@@ -1,0 +1,146 @@
+package controllers
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+)
+
+// A manual canary runs the new template on one node only, fails back to
+// the active template when a person fails it, starts again on retry, and
+// rolls out once validated; the spec is never touched.
+func TestManualCanaryFailRetryValidate(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil), s.createNode("c", nil)}
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Replicas: ptr.To(intstr.FromInt32(1)), ValidationMode: v1alpha1.CanaryValidationManual,
+	}
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	stable := s.waitForPods(first, nodeNames(nodes...)...)
+	for _, pod := range stable {
+		s.runPod(&pod)
+	}
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+
+	s.setImage(eds, imageV2)
+	specBefore, err := json.Marshal(eds.Spec)
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	generation := eds.Generation
+
+	var second, canaryNode string
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.Canary).NotTo(gomega.BeNil())
+		g.Expect(e.Status.Canary.Nodes).To(gomega.HaveLen(1))
+		second, canaryNode = e.Status.Canary.ReplicaSet, e.Status.Canary.Nodes[0]
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(first))
+		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryRunning))
+		g.Expect(conditions.IsTrue(e, v1alpha1.CanaryCondition)).To(gomega.BeTrue())
+		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateCanary))
+		g.Expect(kstatus(g, e)).To(gomega.Equal(status.InProgressStatus))
+	}).Should(gomega.Succeed())
+	canaryPod := s.replaceOnNode(stable[canaryNode], second)
+	for node, pod := range stable {
+		if node != canaryNode {
+			s.g.Expect(s.gone(s.g, &pod)).To(gomega.BeFalse(), "a pod off the canary nodes was replaced")
+		}
+	}
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(s.getEDS(g, eds.Name).Status.ActiveReplicaSet).To(gomega.Equal(first), "a manual canary promoted itself")
+	}).Should(gomega.Succeed())
+
+	// Failed by a person: Stalled, and the canary node back on the active template.
+	s.annotate(eds, v1alpha1.CanaryFailedAnnotation, second)
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.Canary).NotTo(gomega.BeNil())
+		g.Expect(e.Status.Canary.Failed).To(gomega.BeTrue())
+		g.Expect(conditions.IsStalled(e)).To(gomega.BeTrue())
+		g.Expect(conditions.GetReason(e, v1alpha1.StalledCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryFailed))
+		g.Expect(conditions.GetMessage(e, v1alpha1.StalledCondition)).To(gomega.ContainSubstring(second))
+		g.Expect(kstatus(g, e)).To(gomega.Equal(status.FailedStatus))
+	}).Should(gomega.Succeed())
+	stable[canaryNode] = s.replaceOnNode(canaryPod, first)
+	after := s.getEDS(s.g, eds.Name)
+	specAfter, err := json.Marshal(after.Spec)
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	s.g.Expect(string(specAfter)).To(gomega.Equal(string(specBefore)), "the controller modified the spec")
+	s.g.Expect(after.Generation).To(gomega.Equal(generation))
+
+	// A retry starts the canary again; a validation promotes it.
+	s.updateEDS(eds, func(e *v1alpha1.ExtendedDaemonSet) {
+		delete(e.Annotations, v1alpha1.CanaryFailedAnnotation)
+		e.Annotations[v1alpha1.CanaryRetryAnnotation] = "1"
+	})
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.Canary).NotTo(gomega.BeNil())
+		g.Expect(e.Status.Canary.Failed).To(gomega.BeFalse())
+		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryRunning))
+	}).Should(gomega.Succeed())
+	canaryNode = s.getEDS(s.g, eds.Name).Status.Canary.Nodes[0]
+	s.replaceOnNode(stable[canaryNode], second)
+
+	s.annotate(eds, v1alpha1.CanaryValidatedAnnotation, second)
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(second))
+		g.Expect(e.Status.Canary).To(gomega.BeNil())
+		g.Expect(conditions.Has(e, v1alpha1.CanaryCondition)).To(gomega.BeFalse())
+	}).Should(gomega.Succeed())
+	for node, pod := range stable {
+		if node != canaryNode {
+			s.replaceOnNode(pod, second)
+		}
+	}
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+}
+
+// replaceOnNode waits for pod to be deleted, finishes its deletion as a
+// kubelet would, then runs the pod of ers that takes its node and returns it.
+func (s *scenario) replaceOnNode(pod corev1.Pod, ers string) corev1.Pod {
+	s.t.Helper()
+	s.g.Eventually(func(g gomega.Gomega) { g.Expect(s.gone(g, &pod)).To(gomega.BeTrue()) }).Should(gomega.Succeed())
+	s.finishDeletion(&pod)
+	next := s.podOn(ers, placement.TargetNode(&pod))
+	s.runPod(&next)
+	return next
+}
+
+// podOn waits for the live pod of ers on node and returns it.
+func (s *scenario) podOn(ers, node string) corev1.Pod {
+	s.t.Helper()
+	var found corev1.Pod
+	s.g.Eventually(func(g gomega.Gomega) {
+		var live []corev1.Pod
+		for _, p := range podsByNode(s.podsOf(g, ers))[node] {
+			if p.DeletionTimestamp == nil {
+				live = append(live, p)
+			}
+		}
+		g.Expect(live).To(gomega.HaveLen(1), "live pods of %s on node %s", ers, node)
+		found = live[0]
+	}).Should(gomega.Succeed())
+	return found
+}
+
+func (s *scenario) annotate(eds *v1alpha1.ExtendedDaemonSet, key, value string) {
+	s.t.Helper()
+	s.updateEDS(eds, func(e *v1alpha1.ExtendedDaemonSet) {
+		if e.Annotations == nil {
+			e.Annotations = map[string]string{}
+		}
+		e.Annotations[key] = value
+	})
+}
