@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -32,7 +33,7 @@ func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDa
 	remaining := plan.Create
 	for batch := 1; len(remaining) > 0; batch *= 2 {
 		n := min(batch, len(remaining))
-		if err := r.createPods(ctx, eds, ers, remaining[:n]); err != nil {
+		if err := r.createPods(ctx, eds, ers, obs, remaining[:n]); err != nil {
 			return errors.Join(deleteErr, fmt.Errorf("creating pods (%d of %d not attempted): %w", len(remaining)-n, len(plan.Create), err))
 		}
 		remaining = remaining[n:]
@@ -63,13 +64,15 @@ func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.Ext
 	return errors.Join(errs...)
 }
 
-func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []string) error {
+func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
+	obs *observation, nodes []string,
+) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.writeConcurrency())
 	errs := make([]error, len(nodes))
 	for i, node := range nodes {
 		g.Go(func() error {
-			pod, err := r.newPod(eds, ers, node)
+			pod, err := r.newPod(eds, ers, obs, node)
 			if err == nil {
 				err = r.Create(ctx, pod)
 			}
@@ -87,12 +90,21 @@ func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.Ext
 
 // newPod is the pod of a replica set for one node, owned by the replica
 // set and labelled with both owners' names and the template hash.
-func (r *ReplicaSetReconciler) newPod(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, node string) (*corev1.Pod, error) {
+// Container resources come from the settings and node annotations of the
+// node; a malformed annotation is reported as an event and skipped.
+func (r *ReplicaSetReconciler) newPod(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, node string) (*corev1.Pod, error) {
 	pod := placement.NewPod(&ers.Spec.Template, node, map[string]string{
 		v1alpha1.ExtendedDaemonSetNameLabel:           eds.Name,
 		v1alpha1.ExtendedDaemonSetReplicaSetNameLabel: ers.Name,
 		v1alpha1.TemplateHashLabel:                    ers.Spec.TemplateGeneration,
 	})
+	if n := obs.nodes[node]; n != nil {
+		resources, err := overrides.ForNode(eds.Namespace, eds.Name, n, obs.settings)
+		if err != nil {
+			r.Recorder.Eventf(ers, n, corev1.EventTypeWarning, "InvalidResourceOverride", "Create", "%s", err.Error())
+		}
+		overrides.Apply(pod, resources)
+	}
 	pod.Namespace = ers.Namespace
 	pod.Name = ""
 	pod.GenerateName = ers.Name + "-"

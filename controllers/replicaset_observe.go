@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -27,6 +28,10 @@ type observation struct {
 	pods map[string]*corev1.Pod
 	// specErr is a spec the schema let through but the planner cannot use.
 	specErr error
+	// nodes are the cluster's nodes by name, and settings the valid
+	// resource overrides of the ExtendedDaemonSet, for the pods created.
+	nodes    map[string]*corev1.Node
+	settings []v1alpha1.ExtendedDaemonsetSetting
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -48,6 +53,10 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		pods:  map[string]*corev1.Pod{},
 	}
 	obs.addNodes(nodes.Items, &ers.Spec.Template, responsibleFor(eds, obs.role))
+	obs.nodes = make(map[string]*corev1.Node, len(nodes.Items))
+	for i := range nodes.Items {
+		obs.nodes[nodes.Items[i].Name] = &nodes.Items[i]
+	}
 	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsibleFor(eds, obs.role))
 
 	if obs.role == v1alpha1.ReplicaSetUnknown {
@@ -77,6 +86,16 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.input.Params.Frozen = true
 	}
 	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
+	settings, err := listSettings(ctx, r.Client, eds.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	invalid := overrides.Validate(settings, nodes.Items, map[string]*corev1.PodTemplateSpec{eds.Name: &ers.Spec.Template})
+	for _, s := range settings {
+		if invalid[s.Name] == nil && s.Spec.Reference.Name == eds.Name {
+			obs.settings = append(obs.settings, s)
+		}
+	}
 	return obs, nil
 }
 

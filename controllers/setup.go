@@ -44,5 +44,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := ers.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSetReplicaSet controller: %w", err)
 	}
+	if err := (&SettingReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ExtendedDaemonsetSetting controller: %w", err)
+	}
 	return nil
 }

@@ -1,0 +1,119 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/runtime/patch"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
+)
+
+// SettingReconciler reports whether each ExtendedDaemonsetSetting is in
+// force: Valid, or Error with the reason (a selector that does not parse,
+// a container the template lacks, two settings claiming one node).
+type SettingReconciler struct {
+	client.Client
+}
+
+// SetupWithManager registers the reconciler; node label changes and
+// sibling settings can change a setting's validity.
+func (r *SettingReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("extendeddaemonsetsetting").
+		For(&v1alpha1.ExtendedDaemonsetSetting{}).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allSettings), builder.WithPredicates(nodePlacementChanged())).
+		Watches(&v1alpha1.ExtendedDaemonsetSetting{}, handler.EnqueueRequestsFromMapFunc(r.allSettings)).
+		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.allSettings)).
+		Complete(r)
+}
+
+// Reconcile validates the setting among its namespace's settings.
+func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	setting := &v1alpha1.ExtendedDaemonsetSetting{}
+	if err := r.Get(ctx, req.NamespacedName, setting); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	patcher := patch.NewSerialPatcher(setting, r.Client)
+	settings, nodes, templates, err := r.observe(ctx, setting.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	p := progress{phase: done, reason: "Valid", message: "the overrides apply to pods created from now on"}
+	setting.Status.Status, setting.Status.Error = v1alpha1.SettingValid, ""
+	if err := overrides.Validate(settings, nodes, templates)[setting.Name]; err != nil {
+		p = progress{phase: stalled, reason: "InvalidSetting", message: err.Error()}
+		setting.Status.Status, setting.Status.Error = v1alpha1.SettingError, err.Error()
+	}
+	setting.Status.ObservedGeneration = setting.Generation
+	p.apply(setting)
+	if err := patcher.Patch(ctx, setting, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
+		patch.WithFieldOwner(fieldOwner)); err != nil {
+		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// observe reads what settings are validated against: the namespace's
+// settings, the nodes, and the templates of the ExtendedDaemonSets named.
+func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, []corev1.Node, map[string]*corev1.PodTemplateSpec, error) {
+	settings, err := listSettings(ctx, r.Client, namespace)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return nil, nil, nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	templates := map[string]*corev1.PodTemplateSpec{}
+	for _, s := range settings {
+		if s.Spec.Reference == nil || templates[s.Spec.Reference.Name] != nil {
+			continue
+		}
+		eds := &v1alpha1.ExtendedDaemonSet{}
+		err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.Spec.Reference.Name}, eds)
+		switch {
+		case err == nil:
+			templates[eds.Name] = &eds.Spec.Template
+		case !apierrors.IsNotFound(err):
+			return nil, nil, nil, fmt.Errorf("getting ExtendedDaemonSet %s: %w", s.Spec.Reference.Name, err)
+		}
+	}
+	return settings, nodes.Items, templates, nil
+}
+
+func listSettings(ctx context.Context, c client.Reader, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, error) {
+	var list v1alpha1.ExtendedDaemonsetSettingList
+	if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, fmt.Errorf("listing settings: %w", err)
+	}
+	return list.Items, nil
+}
+
+// allSettings maps any change to every setting of the namespace, or of
+// every namespace for a node; settings are few.
+func (r *SettingReconciler) allSettings(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1alpha1.ExtendedDaemonsetSettingList
+	opts := []client.ListOption{}
+	if obj.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(obj.GetNamespace()))
+	}
+	if err := r.List(ctx, &list, opts...); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing settings")
+		return nil
+	}
+	reqs := make([]reconcile.Request, len(list.Items))
+	for i := range list.Items {
+		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
+	}
+	return reqs
+}
