@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
@@ -33,7 +34,10 @@ const defaultMaxConcurrentWrites = 32
 // then write status once.
 type ReplicaSetReconciler struct {
 	client.Client
-	Recorder events.EventRecorder
+	// APIReader reads what the cache does not hold: the pods of a DaemonSet
+	// being migrated.
+	APIReader client.Reader
+	Recorder  events.EventRecorder
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
 	// MaxConcurrentReconciles and MaxConcurrentWrites bound parallelism; zero
@@ -109,8 +113,16 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if actErr != nil {
 		return ctrl.Result{}, actErr
 	}
-	return ctrl.Result{RequeueAfter: plan.RequeueAfter}, nil
+	requeue := plan.RequeueAfter
+	if obs.migrating > 0 && (requeue == 0 || requeue > migrationPoll) {
+		requeue = migrationPoll
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
 }
+
+// migrationPoll is how often pods of a DaemonSet being migrated from are
+// looked at again.
+const migrationPoll = 2 * time.Second
 
 // owner returns the ExtendedDaemonSet that controls ers, nil when gone.
 func (r *ReplicaSetReconciler) owner(ctx context.Context, ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*v1alpha1.ExtendedDaemonSet, error) {

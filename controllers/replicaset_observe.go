@@ -5,9 +5,14 @@ import (
 	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
@@ -32,6 +37,9 @@ type observation struct {
 	// resource overrides of the ExtendedDaemonSet, for the pods created.
 	nodes    map[string]*corev1.Node
 	settings []v1alpha1.ExtendedDaemonsetSetting
+	// migrating counts the pods of a DaemonSet being migrated from; no
+	// watch tells of their changes, so the reconcile polls while any is left.
+	migrating int
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -56,6 +64,14 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	obs.nodes = make(map[string]*corev1.Node, len(nodes.Items))
 	for i := range nodes.Items {
 		obs.nodes[nodes.Items[i].Name] = &nodes.Items[i]
+	}
+	if obs.role == v1alpha1.ReplicaSetActive {
+		migrating, err := r.oldDaemonSetPods(ctx, eds)
+		if err != nil {
+			return nil, err
+		}
+		cached = append(cached, migrating...)
+		obs.migrating = len(migrating)
 	}
 	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsibleFor(eds, obs.role))
 
@@ -224,4 +240,38 @@ func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		err = fmt.Errorf("spec.strategy.rollingUpdate: maxUnavailable and maxSurge both resolve to 0 for %d nodes: the rolling update could never make progress", desired)
 	}
 	return p, err
+}
+
+// oldDaemonSetPods returns the pods of the DaemonSet the
+// extendeddaemonset.io/old-daemonset annotation names, which the active
+// replica set replaces as old pods. They carry no label of ours, so they
+// are read from the API server rather than the cache, and only while the
+// annotation is there.
+func (r *ReplicaSetReconciler) oldDaemonSetPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) ([]*corev1.Pod, error) {
+	name := eds.Annotations[v1alpha1.OldDaemonSetAnnotation]
+	if name == "" {
+		return nil, nil
+	}
+	ds := &appsv1.DaemonSet{}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ds); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("getting DaemonSet %s to migrate from: %w", name, err)
+	}
+	selector, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("selector of DaemonSet %s: %w", name, err)
+	}
+	var list corev1.PodList
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(eds.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, fmt.Errorf("listing pods of DaemonSet %s: %w", name, err)
+	}
+	var out []*corev1.Pod
+	for i := range list.Items {
+		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == ds.UID {
+			out = append(out, &list.Items[i])
+		}
+	}
+	return out, nil
 }

@@ -37,6 +37,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	ers := &ReplicaSetReconciler{
 		Client:                  mgr.GetClient(),
+		APIReader:               mgr.GetAPIReader(),
 		Recorder:                recorder,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		MaxConcurrentWrites:     opts.MaxConcurrentWrites,
