@@ -3,10 +3,12 @@ package controllers
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -143,4 +145,64 @@ func (s *scenario) annotate(eds *v1alpha1.ExtendedDaemonSet, key, value string) 
 		}
 		e.Annotations[key] = value
 	})
+}
+
+// A canary whose image cannot be pulled is paused at once (no
+// maxSlowStartDuration), then failed when canaryTimeout runs out; pausing
+// never promotes it.
+func TestImagePullErrorPausesThenTimesOut(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil)}
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Replicas:  ptr.To(intstr.FromInt32(1)),
+		Duration:  &metav1.Duration{Duration: 5 * time.Second},
+		AutoPause: &v1alpha1.CanaryAutoPause{},
+		AutoFail:  &v1alpha1.CanaryAutoFail{CanaryTimeout: &metav1.Duration{Duration: 20 * time.Second}},
+	}
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	stable := s.waitForPods(first, nodeNames(nodes...)...)
+	for _, pod := range stable {
+		s.runPod(&pod)
+	}
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+
+	s.setImage(eds, "registry.example/agent:does-not-exist")
+	var canaryNode, second string
+	s.g.Eventually(func(g gomega.Gomega) {
+		c := s.getEDS(g, eds.Name).Status.Canary
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.Nodes).To(gomega.HaveLen(1))
+		canaryNode, second = c.Nodes[0], c.ReplicaSet
+	}).Should(gomega.Succeed())
+	s.g.Eventually(func(g gomega.Gomega) { g.Expect(s.gone(g, ptr.To(stable[canaryNode]))).To(gomega.BeTrue()) }).Should(gomega.Succeed())
+	s.finishDeletion(ptr.To(stable[canaryNode]))
+	pod := s.podOn(second, canaryNode)
+	s.setPodStatus(pod.Name, func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodPending
+		st.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: pod.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "not found"}}}}
+	})
+
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.Canary).NotTo(gomega.BeNil())
+		g.Expect(e.Status.Canary.Paused).To(gomega.BeTrue())
+		g.Expect(e.Status.Canary.Reason).To(gomega.Equal("ImagePullBackOff"))
+		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryPaused))
+		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateCanaryPaused))
+		g.Expect(kstatus(g, e)).To(gomega.Equal(status.InProgressStatus))
+	}).Should(gomega.Succeed())
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(first), "a paused canary was promoted")
+		g.Expect(e.Status.Canary.Failed).To(gomega.BeTrue())
+		g.Expect(e.Status.Canary.Reason).To(gomega.Equal("TimeoutExceeded"))
+		g.Expect(conditions.GetReason(e, v1alpha1.StalledCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryFailed))
+		g.Expect(conditions.GetMessage(e, v1alpha1.StalledCondition)).To(gomega.ContainSubstring("canaryTimeout"))
+		g.Expect(kstatus(g, e)).To(gomega.Equal(status.FailedStatus))
+	}).WithTimeout(time.Minute).Should(gomega.Succeed())
+	// The canary node goes back to the active template.
+	s.replaceOnNode(pod, first)
 }
