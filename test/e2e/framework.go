@@ -50,6 +50,7 @@ type Env struct {
 
 	logPath     string
 	logFile     *os.File
+	opts        EnvOptions
 	controllers *harness.Controllers
 }
 
@@ -62,7 +63,7 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating controller log: %w", err)
 	}
-	env := &Env{logPath: logFile.Name(), logFile: logFile}
+	env := &Env{logPath: logFile.Name(), logFile: logFile, opts: opts}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, env.Stop())
@@ -102,6 +103,17 @@ func (e *Env) startControllers(ctx context.Context, opts EnvOptions) error {
 	}
 	e.controllers = ctrls
 	return nil
+}
+
+// RestartControllers stops the controllers and starts new ones, as a
+// controller restart or a change of leader would: nothing held in memory
+// survives, only what the API objects say.
+func (e *Env) RestartControllers(ctx context.Context) error {
+	if err := e.controllers.Stop(); err != nil {
+		return fmt.Errorf("stopping controllers: %w", err)
+	}
+	e.controllers = nil
+	return e.startControllers(ctx, e.opts)
 }
 
 // Stop stops the controllers, then the cluster, and removes the
