@@ -8,23 +8,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
 
+// updatedWhen lets through creations, deletions, and the updates of a T
+// for which changed says yes; an update of another type passes.
+func updatedWhen[T any](changed func(oldObj, newObj T) bool) predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			oldObj, okOld := e.ObjectOld.(T)
+			newObj, okNew := e.ObjectNew.(T)
+			return !okOld || !okNew || changed(oldObj, newObj)
+		},
+	}
+}
+
 // nodePlacementChanged lets through node events that can change where pods
 // go: a node added or deleted, or its labels, taints or readiness changed.
 // Kubelets update node status every few seconds; those updates are dropped.
 func nodePlacementChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldNode, okOld := e.ObjectOld.(*corev1.Node)
-			newNode, okNew := e.ObjectNew.(*corev1.Node)
-			if !okOld || !okNew {
-				return true
-			}
-			return !reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
-				!reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
-				oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
-				nodeReady(oldNode) != nodeReady(newNode)
-		},
-	}
+	return updatedWhen(func(oldNode, newNode *corev1.Node) bool {
+		return !reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
+			!reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
+			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
+			nodeReady(oldNode) != nodeReady(newNode)
+	})
 }
 
 func nodeReady(node *corev1.Node) corev1.ConditionStatus {
@@ -41,34 +46,20 @@ func nodeReady(node *corev1.Node) corev1.ConditionStatus {
 // phase, readiness, schedulability, deletion). Kubelets write pod status
 // several times while a pod starts; the other writes are dropped.
 func podStateChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldPod, okOld := e.ObjectOld.(*corev1.Pod)
-			newPod, okNew := e.ObjectNew.(*corev1.Pod)
-			if !okOld || !okNew {
-				return true
-			}
-			return rolloutPod(oldPod, "", false) != rolloutPod(newPod, "", false) ||
-				oldPod.Spec.NodeName != newPod.Spec.NodeName
-		},
-	}
+	return updatedWhen(func(oldPod, newPod *corev1.Pod) bool {
+		return rolloutPod(oldPod, "", false) != rolloutPod(newPod, "", false) ||
+			oldPod.Spec.NodeName != newPod.Spec.NodeName
+	})
 }
 
 // containerStateChanged lets through pod events that can change a canary
 // verdict: creation, deletion, and changes of container restart counts,
 // states or phase.
 func containerStateChanged() predicate.Funcs {
-	return predicate.Funcs{
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			oldPod, okOld := e.ObjectOld.(*corev1.Pod)
-			newPod, okNew := e.ObjectNew.(*corev1.Pod)
-			if !okOld || !okNew {
-				return true
-			}
-			return oldPod.Status.Phase != newPod.Status.Phase ||
-				!reflect.DeepEqual(containerStates(oldPod), containerStates(newPod))
-		},
-	}
+	return updatedWhen(func(oldPod, newPod *corev1.Pod) bool {
+		return oldPod.Status.Phase != newPod.Status.Phase ||
+			!reflect.DeepEqual(containerStates(oldPod), containerStates(newPod))
+	})
 }
 
 // containerStates are the restart counts and states of a pod's containers.
