@@ -27,13 +27,7 @@ func TestManualCanaryFailRetryValidate(t *testing.T) {
 	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
 		Replicas: ptr.To(intstr.FromInt32(1)), ValidationMode: v1alpha1.CanaryValidationManual,
 	}
-	s.create(eds)
-	first := s.activeReplicaSet(eds.Name)
-	stable := s.waitForPods(first, nodeNames(nodes...)...)
-	for _, pod := range stable {
-		s.runPod(&pod)
-	}
-	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+	first, stable := s.createRolledOut(eds, nodes...)
 
 	s.setImage(eds, imageV2)
 	specBefore, err := json.Marshal(eds.Spec)
@@ -160,13 +154,7 @@ func TestImagePullErrorPausesThenTimesOut(t *testing.T) {
 		AutoPause: &v1alpha1.CanaryAutoPause{},
 		AutoFail:  &v1alpha1.CanaryAutoFail{CanaryTimeout: &metav1.Duration{Duration: 20 * time.Second}},
 	}
-	s.create(eds)
-	first := s.activeReplicaSet(eds.Name)
-	stable := s.waitForPods(first, nodeNames(nodes...)...)
-	for _, pod := range stable {
-		s.runPod(&pod)
-	}
-	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+	first, stable := s.createRolledOut(eds, nodes...)
 
 	s.setImage(eds, "registry.example/agent:does-not-exist")
 	var canaryNode, second string

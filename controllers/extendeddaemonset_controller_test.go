@@ -132,12 +132,7 @@ func TestTemplateChangeReplacesPodsAtMostMaxUnavailableAtATime(t *testing.T) {
 	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil), s.createNode("c", nil)}
 	eds := s.newEDS("agent", imageV1)
 	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(1))
-	s.create(eds)
-	first := s.activeReplicaSet(eds.Name)
-	for _, pod := range s.waitForPods(first, nodeNames(nodes...)...) {
-		s.runPod(&pod)
-	}
-	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+	first, _ := s.createRolledOut(eds, nodes...)
 
 	s.setImage(eds, imageV2)
 	second := s.activeReplicaSet(eds.Name, first)

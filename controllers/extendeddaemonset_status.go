@@ -25,7 +25,7 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha
 	st.ObservedGeneration = eds.Generation
 	st.Desired, st.Current, st.Ready, st.Available = 0, 0, 0, 0
 	for _, s := range sets {
-		if s.Name == st.ActiveReplicaSet || (runningCanary(eds) != nil && s.Name == runningCanary(eds).ReplicaSet) {
+		if role := roleOf(eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
 			st.Desired += s.Status.Desired
 		}
 		st.Current += s.Status.Current

@@ -291,12 +291,7 @@ func TestMaxSurgeCreatesTheNewPodBeforeDeletingTheOld(t *testing.T) {
 	eds := s.newEDS("agent", imageV1)
 	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(0))
 	eds.Spec.Strategy.RollingUpdate.MaxSurge = ptr.To(intstr.FromInt32(1))
-	s.create(eds)
-	first := s.activeReplicaSet(eds.Name)
-	for _, pod := range s.waitForPods(first, nodeNames(nodes...)...) {
-		s.runPod(&pod)
-	}
-	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+	first, _ := s.createRolledOut(eds, nodes...)
 
 	s.setImage(eds, imageV2)
 	second := s.activeReplicaSet(eds.Name, first)

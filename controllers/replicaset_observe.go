@@ -60,7 +60,8 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		input: rollout.Input{Pods: map[string][]rollout.Pod{}, Now: now},
 		pods:  map[string]*corev1.Pod{},
 	}
-	obs.addNodes(nodes.Items, &ers.Spec.Template, responsibleFor(eds, obs.role))
+	responsible := responsibleFor(eds, obs.role)
+	obs.addNodes(nodes.Items, &ers.Spec.Template, responsible)
 	obs.nodes = make(map[string]*corev1.Node, len(nodes.Items))
 	for i := range nodes.Items {
 		obs.nodes[nodes.Items[i].Name] = &nodes.Items[i]
@@ -73,7 +74,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		cached = append(cached, migrating...)
 		obs.migrating = len(migrating)
 	}
-	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsibleFor(eds, obs.role))
+	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsible)
 
 	if obs.role == v1alpha1.ReplicaSetUnknown {
 		// A replica set without a role only counts its pods; the active one

@@ -7,10 +7,11 @@ import (
 // roleOf is the part a replica set plays, read from its ExtendedDaemonSet's
 // status, which is where the decision lives so that it survives restarts.
 func roleOf(eds *v1alpha1.ExtendedDaemonSet, ers string) v1alpha1.ReplicaSetRole {
+	c := runningCanary(eds)
 	switch {
 	case eds.Status.ActiveReplicaSet == ers:
 		return v1alpha1.ReplicaSetActive
-	case runningCanary(eds) != nil && runningCanary(eds).ReplicaSet == ers:
+	case c != nil && c.ReplicaSet == ers:
 		return v1alpha1.ReplicaSetCanary
 	default:
 		return v1alpha1.ReplicaSetUnknown

@@ -415,3 +415,18 @@ func (s *scenario) gone(g gomega.Gomega, pod *corev1.Pod) bool {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	return live.UID != pod.UID || live.DeletionTimestamp != nil
 }
+
+// createRolledOut creates eds, runs its first replica set's pod on each of
+// nodes as the scheduler and kubelet would, waits until it is rolled out,
+// and returns the replica set and its pods by node.
+func (s *scenario) createRolledOut(eds *v1alpha1.ExtendedDaemonSet, nodes ...*corev1.Node) (string, map[string]corev1.Pod) {
+	s.t.Helper()
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	pods := s.waitForPods(first, nodeNames(nodes...)...)
+	for _, pod := range pods {
+		s.runPod(&pod)
+	}
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+	return first, pods
+}
