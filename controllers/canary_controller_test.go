@@ -41,9 +41,11 @@ func TestManualCanaryFailRetryValidate(t *testing.T) {
 		g.Expect(e.Status.Canary.Nodes).To(gomega.HaveLen(1))
 		second, canaryNode = e.Status.Canary.ReplicaSet, e.Status.Canary.Nodes[0]
 		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(first))
-		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryRunning))
+		// A manual canary waits for a person: paused, as GitOps tools show it.
+		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryPaused))
+		g.Expect(conditions.GetMessage(e, v1alpha1.CanaryCondition)).To(gomega.ContainSubstring("WaitingForValidation"))
 		g.Expect(conditions.IsTrue(e, v1alpha1.CanaryCondition)).To(gomega.BeTrue())
-		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateCanary))
+		g.Expect(e.Status.State).To(gomega.Equal(v1alpha1.StateCanaryPaused))
 		g.Expect(kstatus(g, e)).To(gomega.Equal(status.InProgressStatus))
 	}).Should(gomega.Succeed())
 	canaryPod := s.replaceOnNode(stable[canaryNode], second)
@@ -83,7 +85,7 @@ func TestManualCanaryFailRetryValidate(t *testing.T) {
 		e := s.getEDS(g, eds.Name)
 		g.Expect(e.Status.Canary).NotTo(gomega.BeNil())
 		g.Expect(e.Status.Canary.Failed).To(gomega.BeFalse())
-		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryRunning))
+		g.Expect(conditions.GetReason(e, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryPaused))
 	}).Should(gomega.Succeed())
 	canaryNode = s.getEDS(s.g, eds.Name).Status.Canary.Nodes[0]
 	s.replaceOnNode(stable[canaryNode], second)

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 )
 
 // ExtendedDaemonSetReconciler keeps one replica set per pod template,
@@ -44,6 +45,9 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Canary verdicts read container restarts and waiting reasons.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetOfPod),
 			builder.WithPredicates(containerStateChanged())).
+		// Malformed resource override annotations are reported in status.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetsOfNodeAnnotations),
+			builder.WithPredicates(resourceOverridesChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -54,6 +58,27 @@ func extendedDaemonSetOfPod(_ context.Context, pod client.Object) []reconcile.Re
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}}}
+}
+
+func extendedDaemonSetsOfNodeAnnotations(_ context.Context, node client.Object) []reconcile.Request {
+	n, ok := node.(*corev1.Node)
+	if !ok {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, ref := range overrides.AnnotatedExtendedDaemonSets(n) {
+		out = append(out, reconcile.Request{NamespacedName: ref})
+	}
+	return out
+}
+
+// observe reads what the status needs beyond the replica sets.
+func (r *ExtendedDaemonSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) (edsObservation, error) {
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return edsObservation{}, fmt.Errorf("listing nodes: %w", err)
+	}
+	return edsObservation{malformedOverrides: overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, nodes.Items)}, nil
 }
 
 // Reconcile is: replica set of the current template, roles, history, status.
@@ -87,7 +112,12 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 
-	setExtendedDaemonSetStatus(eds, sets, current)
+	obs, err := r.observe(ctx, eds)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+
+	setExtendedDaemonSetStatus(eds, sets, current, obs)
 	r.recordTransitions(before, eds)
 	if err := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
 		patch.WithFieldOwner(fieldOwner)); err != nil {

@@ -13,13 +13,21 @@ import (
 // reconciler writes.
 var extendedDaemonSetOwnedConditions = []string{
 	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition, v1alpha1.CanaryCondition,
+	v1alpha1.ResourceOverridesCondition,
+}
+
+// edsObservation is what the status of an ExtendedDaemonSet is computed
+// from besides its replica sets.
+type edsObservation struct {
+	// malformedOverrides lists the node annotations that do not parse.
+	malformedOverrides error
 }
 
 // setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet
 // from its replica sets: counters summed, and the conditions of the active
 // replica set once it has seen itself active, unless a canary runs.
 func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet, obs edsObservation,
 ) {
 	st := &eds.Status
 	st.ObservedGeneration = eds.Generation
@@ -47,6 +55,13 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha
 	}
 	p.apply(eds)
 	st.State, st.Reason = stateOf(p), p.reason
+
+	if err := obs.malformedOverrides; err != nil {
+		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.ResourceOverridesCondition, Status: metav1.ConditionFalse,
+			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: truncate(err.Error(), maxConditionMessage)})
+	} else {
+		conditions.Delete(eds, v1alpha1.ResourceOverridesCondition)
+	}
 }
 
 // canaryProgress is where an ExtendedDaemonSet stands while a canary runs,

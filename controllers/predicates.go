@@ -2,10 +2,13 @@ package controllers
 
 import (
 	"reflect"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
 // updatedWhen lets through creations, deletions, and the updates of a T
@@ -30,6 +33,24 @@ func nodePlacementChanged() predicate.Funcs {
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
 			nodeReady(oldNode) != nodeReady(newNode)
 	})
+}
+
+// resourceOverridesChanged lets through node events that can change which
+// resource override annotations a node carries.
+func resourceOverridesChanged() predicate.Funcs {
+	return updatedWhen(func(oldNode, newNode *corev1.Node) bool {
+		return !reflect.DeepEqual(resourceOverrideAnnotations(oldNode), resourceOverrideAnnotations(newNode))
+	})
+}
+
+func resourceOverrideAnnotations(node *corev1.Node) map[string]string {
+	out := map[string]string{}
+	for k, v := range node.Annotations {
+		if strings.HasPrefix(k, v1alpha1.NodeResourcesAnnotationPrefix) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 func nodeReady(node *corev1.Node) corev1.ConditionStatus {

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
 func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
@@ -20,6 +22,15 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: heartbeat})).To(gomega.BeFalse())
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeTrue())
 	g.Expect(nodes.Create(event.CreateEvent{Object: node})).To(gomega.BeTrue())
+
+	overridden := node.DeepCopy()
+	overridden.Annotations = map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main": "{}"}
+	otherAnnotation := node.DeepCopy()
+	otherAnnotation.Annotations = map[string]string{"example.com/x": "y"}
+	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
+	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: otherAnnotation})).To(gomega.BeFalse())
+	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: overridden})).To(gomega.BeTrue())
+	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: overridden, ObjectNew: node})).To(gomega.BeTrue(), "a removed annotation can clear the condition")
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 	annotated := pod.DeepCopy()

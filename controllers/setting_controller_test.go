@@ -82,4 +82,21 @@ func TestResourceOverridesLandOnTheRightPods(t *testing.T) {
 			return e.Reason == "InvalidResourceOverride" && e.Type == corev1.EventTypeWarning
 		})), "no InvalidResourceOverride event")
 	}).Should(gomega.Succeed())
+
+	// The ExtendedDaemonSet says so as long as the annotation is malformed.
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		c := conditions.Get(e, v1alpha1.ResourceOverridesCondition)
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.Status).To(gomega.Equal(metav1.ConditionFalse))
+		g.Expect(c.Reason).To(gomega.Equal(v1alpha1.ReasonMalformedNodeAnnotation))
+		g.Expect(c.Message).To(gomega.ContainSubstring("node " + malformed.Name))
+		g.Expect(conditions.IsReady(e)).To(gomega.BeTrue(), "an ignored annotation does not stop the rollout")
+	}).Should(gomega.Succeed())
+	s.updateNode(malformed.Name, func(n *corev1.Node) {
+		n.Annotations[v1alpha1.NodeResourcesAnnotationPrefix+s.ns+".agent.agent"] = `{"requests":{"cpu":"1"}}`
+	})
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(conditions.Has(s.getEDS(g, eds.Name), v1alpha1.ResourceOverridesCondition)).To(gomega.BeFalse())
+	}).Should(gomega.Succeed())
 }

@@ -35,14 +35,17 @@ type CanaryAnalysis struct {
 	FailureLimit *int32 `json:"failureLimit,omitempty"`
 
 	// InconclusiveLimit is the number of Inconclusive measurements (no data,
-	// NaN) of a metric that is tolerated; one more pauses the canary.
+	// NaN) of a metric in a row that is tolerated; one more pauses the canary
+	// until a measurement is conclusive again. An analysis never promotes on
+	// missing data.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	InconclusiveLimit *int32 `json:"inconclusiveLimit,omitempty"`
 
 	// ConsecutiveErrorLimit is the number of measurements in a row that may
-	// fail to query Prometheus; one more pauses the canary.
+	// fail to query Prometheus; one more pauses the canary until a query
+	// works again.
 	// +kubebuilder:default=4
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -127,7 +130,10 @@ type AnalysisMetric struct {
 	// template. It can use {{ .Namespace }}, {{ .Name }},
 	// {{ .CanaryReplicaSet }}, {{ .StableReplicaSet }}, {{ .CanaryPodRegex }},
 	// {{ .StablePodRegex }}, {{ .CanaryNodeRegex }}, {{ .Interval }} and
-	// {{ .Window }}; every value is escaped for PromQL.
+	// {{ .Window }} (the time since the canary started, at least one
+	// interval); every value is escaped for use inside a PromQL string. A
+	// baseline renders the same template with the stable pods in place of
+	// the canary pods; a Mann-Whitney baseline needs one series per pod.
 	// +kubebuilder:validation:MinLength=1
 	// +optional
 	Query string `json:"query,omitempty"`
@@ -277,6 +283,11 @@ type MetricResult struct {
 	Error int32 `json:"error"`
 	// ConsecutiveError is the number of errors in a row so far.
 	ConsecutiveError int32 `json:"consecutiveError"`
+	// ConsecutiveInconclusive is the number of Inconclusive measurements in
+	// a row so far; a conclusive one resets it, so a canary paused for
+	// missing data resumes when the data returns.
+	// +optional
+	ConsecutiveInconclusive int32 `json:"consecutiveInconclusive,omitempty"`
 	// Message explains the last measurement.
 	// +optional
 	Message string `json:"message,omitempty"`

@@ -11,6 +11,10 @@ const (
 	StalledCondition     = meta.StalledCondition
 	CanaryCondition      = "Canary"
 	AnalysisCondition    = "Analysis"
+	// ResourceOverridesCondition is False while a node annotation meant to
+	// override this ExtendedDaemonSet's container resources is malformed
+	// (and so ignored); absent otherwise.
+	ResourceOverridesCondition = "ResourceOverrides"
 )
 
 // Condition reasons a person can act on.
@@ -47,6 +51,9 @@ const (
 	// ReasonReconcileFailed: the controller could not carry out its plan
 	// (an API call failed); it retries.
 	ReasonReconcileFailed = "ReconcileFailed"
+	// ReasonMalformedNodeAnnotation: a resource override annotation on a
+	// node does not parse and is ignored.
+	ReasonMalformedNodeAnnotation = "MalformedNodeAnnotation"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress in time.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )

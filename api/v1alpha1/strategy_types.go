@@ -193,6 +193,12 @@ type CanaryStrategy struct {
 	// +optional
 	Validate string `json:"validate,omitempty"`
 
+	// Unpause lets the canary whose replica set name equals this value go on
+	// despite autoPause (a person has looked and accepts it). Declarative twin
+	// of the extendeddaemonset.io/canary-unpaused annotation.
+	// +optional
+	Unpause string `json:"unpause,omitempty"`
+
 	// Fail fails the canary whose replica set name equals this value.
 	// Declarative twin of the extendeddaemonset.io/canary-failed annotation.
 	// +optional

@@ -30,7 +30,10 @@ type Input struct {
 	// Ready: the canary replica set runs an available pod on every canary
 	// node, so the canary has really been exercised.
 	Ready bool
-	Now   time.Time
+	// Analysis is the canary's metric analysis so far, nil before the first
+	// measurement; with Strategy.Analysis set, promotion needs it Successful.
+	Analysis *v1alpha1.AnalysisStatus
+	Now      time.Time
 }
 
 // Result is the canary's next state.
@@ -56,16 +59,25 @@ const (
 	Retried  = "CanaryRetried"
 )
 
-// ReasonManual is the reason of a canary failed by a person.
-const ReasonManual = "FailedByUser"
+// Reasons of a canary's state set by people rather than by its pods.
+const (
+	// ReasonManual: a person failed the canary.
+	ReasonManual = "FailedByUser"
+	// ReasonPausedByUser: a person paused the canary.
+	ReasonPausedByUser = "PausedByUser"
+	// ReasonWaitingForValidation: a manual canary waits for a person.
+	ReasonWaitingForValidation = "WaitingForValidation"
+)
 
 // defaultDuration is how long an auto canary runs when duration is unset.
 var defaultDuration = mustParse(v1alpha1.DefaultCanaryDuration)
 
 // Step decides the canary's next state: start it, keep its nodes, fail,
-// pause or promote it. Failing wins over everything; a person's validation
-// promotes even a paused canary; an auto canary is promoted once its
-// duration has elapsed with no restart in its last noRestartsDuration.
+// pause or promote it. Failing (its pods, a person, its analysis) wins over
+// everything; a person's validation promotes even a paused canary; an auto
+// canary is promoted once its duration has elapsed with no restart in its
+// last noRestartsDuration, every canary pod is available, and its analysis,
+// when it has one, is Successful.
 func Step(in Input) (Result, error) {
 	res := Result{LastHandledRetry: in.LastHandledRetry}
 	st := in.Status.DeepCopy()
@@ -91,16 +103,20 @@ func Step(in Input) (Result, error) {
 	}
 	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
 
-	if verdict := judge(in, st.StartedAt.Time); verdict.Action == Fail {
+	verdict, analysis := judge(in, st.StartedAt.Time), analysisVerdict(in)
+	if verdict.Action != Fail && analysis.Action == Fail {
+		verdict = analysis
+	}
+	if verdict.Action == Fail {
 		st.Failed, st.Paused, st.Reason, st.Message = true, false, verdict.Reason, verdict.Message
 		res.Transition = Failed
 		return res, nil
 	} else if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
 		res.Promote, res.Transition = true, Promoted
 		return res, nil
-	} else if paused, reason, message := pauseOf(in, verdict); paused {
-		if !st.Paused && res.Transition == "" {
-			res.Transition = Paused
+	} else if paused, reason, message := pauseOf(in, verdict, analysis); paused {
+		if res.Transition == "" {
+			res.Transition = pauseTransition(st, reason)
 		}
 		st.Paused, st.Reason, st.Message = true, reason, message
 		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
@@ -110,17 +126,16 @@ func Step(in Input) (Result, error) {
 		res.Transition = Resumed
 	}
 	st.Paused, st.Reason, st.Message = false, "", ""
-	if in.Strategy.ValidationMode == v1alpha1.CanaryValidationManual {
-		st.Reason, st.Message = "WaitingForValidation", "validate the canary to promote it"
-		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
-		return res, nil
-	}
 	if wait := untilPromotable(in, st.StartedAt.Time); wait > 0 {
 		res.RequeueAfter = wait
 		return res, nil
 	}
 	if !in.Ready {
 		st.Reason, st.Message = "WaitingForPods", "the canary duration has elapsed; waiting for every canary pod to be available"
+		return res, nil
+	}
+	if waiting := analysisPending(in); waiting != "" {
+		st.Reason, st.Message = ReasonWaitingForAnalysis, waiting
 		return res, nil
 	}
 	res.Promote, res.Transition = true, Promoted
@@ -146,16 +161,43 @@ func pausedByUser(in Input) bool {
 	return in.Strategy.Paused || in.Annotations[v1alpha1.CanaryPausedAnnotation] == "true"
 }
 
-// pauseOf says whether the canary is paused, by a person or by autoPause;
-// the unpause annotation naming the canary overrides autoPause.
-func pauseOf(in Input, verdict Verdict) (bool, string, string) {
-	if pausedByUser(in) {
-		return true, "PausedByUser", "the canary is paused; unpause it to continue"
-	}
-	if verdict.Action == Pause && in.Annotations[v1alpha1.CanaryUnpausedAnnotation] != in.ReplicaSet {
+// pauseOf says whether the canary waits: paused by a person, by an
+// analysis that cannot conclude, by autoPause (an unpause naming the canary
+// overrides it, but never a missing analysis), or, in manual mode, for a
+// person's validation. All of them wait for a person or for data, which is
+// what GitOps tools show as suspended.
+func pauseOf(in Input, verdict, analysis Verdict) (bool, string, string) {
+	switch {
+	case pausedByUser(in):
+		return true, ReasonPausedByUser, "the canary is paused; unpause it to continue"
+	case analysis.Action == Pause:
+		return true, analysis.Reason, analysis.Message
+	case verdict.Action == Pause && !unpaused(in):
 		return true, verdict.Reason, verdict.Message
+	case in.Strategy.ValidationMode == v1alpha1.CanaryValidationManual:
+		return true, ReasonWaitingForValidation, "validate the canary to promote it"
 	}
 	return false, "", ""
+}
+
+// pauseTransition is the event worth telling when a canary waits for
+// reason: waiting for validation is a manual canary's normal state, so only
+// coming back to it from another pause is news; any other new reason is a
+// new pause, such as a waiting manual canary that starts crash-looping.
+func pauseTransition(st *v1alpha1.CanaryStatus, reason string) string {
+	switch {
+	case reason == ReasonWaitingForValidation:
+		if st.Paused && st.Reason != reason {
+			return Resumed
+		}
+	case !st.Paused || st.Reason != reason:
+		return Paused
+	}
+	return ""
+}
+
+func unpaused(in Input) bool {
+	return in.Strategy.Unpause == in.ReplicaSet || in.Annotations[v1alpha1.CanaryUnpausedAnnotation] == in.ReplicaSet
 }
 
 // untilPromotable is how long an auto canary still has to run: its

@@ -112,14 +112,16 @@ func TestStepManualControls(t *testing.T) {
 		reason     string
 		transition string
 	}{
-		{name: "manual waits for validation", reason: "WaitingForValidation"},
+		{name: "manual waits for validation", paused: true, reason: "WaitingForValidation"},
 		{name: "validated by annotation", ann: map[string]string{v1alpha1.CanaryValidatedAnnotation: "rs-2"}, promote: true, transition: Promoted},
 		{name: "validated by spec", spec: func(s *v1alpha1.CanaryStrategy) { s.Validate = "rs-2" }, promote: true, transition: Promoted},
-		{name: "a validation of another canary is ignored", spec: func(s *v1alpha1.CanaryStrategy) { s.Validate = "rs-1" }, reason: "WaitingForValidation"},
+		{name: "a validation of another canary is ignored", spec: func(s *v1alpha1.CanaryStrategy) { s.Validate = "rs-1" }, paused: true, reason: "WaitingForValidation"},
 		{name: "failed by annotation", ann: map[string]string{v1alpha1.CanaryFailedAnnotation: "rs-2"}, failed: true, reason: ReasonManual, transition: Failed},
 		{name: "failed by spec, even when validated", spec: func(s *v1alpha1.CanaryStrategy) { s.Fail, s.Validate = "rs-2", "rs-2" }, failed: true, reason: ReasonManual, transition: Failed},
 		{name: "auto-paused by restarts", pods: crashing, paused: true, reason: "CrashLoopBackOff", transition: Paused},
-		{name: "unpaused for this canary", pods: crashing, ann: map[string]string{v1alpha1.CanaryUnpausedAnnotation: "rs-2"}, reason: "WaitingForValidation"},
+		{name: "unpaused for this canary", pods: crashing, ann: map[string]string{v1alpha1.CanaryUnpausedAnnotation: "rs-2"}, paused: true, reason: "WaitingForValidation"},
+		{name: "unpaused by spec for this canary", pods: crashing, spec: func(s *v1alpha1.CanaryStrategy) { s.Unpause = "rs-2" }, paused: true, reason: "WaitingForValidation"},
+		{name: "an unpause of another canary is ignored", pods: crashing, spec: func(s *v1alpha1.CanaryStrategy) { s.Unpause = "rs-1" }, paused: true, reason: "CrashLoopBackOff", transition: Paused},
 		{name: "a person's pause holds a crashing canary: no auto-fail", spec: func(s *v1alpha1.CanaryStrategy) {
 			s.Paused = true
 			s.AutoFail = &v1alpha1.CanaryAutoFail{MaxRestarts: ptr.To[int32](1), CanaryTimeout: dur(time.Hour)}

@@ -88,3 +88,35 @@ func TestForNodeSkipsMalformedAnnotations(t *testing.T) {
 
 func cpu(r corev1.ResourceRequirements) string { return r.Requests.Cpu().String() }
 func mem(r corev1.ResourceRequirements) string { return r.Limits.Memory().String() }
+
+func TestCheckNodeAnnotations(t *testing.T) {
+	g := gomega.NewWithT(t)
+	good := node("good", nil, map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main": `{"requests":{"cpu":"1"}}`})
+	bad := node("bad", nil, map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main": `{"requests":`})
+	other := node("other", nil, map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.other.main": `not json`})
+
+	g.Expect(CheckNodeAnnotations("ns", "agent", []corev1.Node{good, other})).To(gomega.Succeed(), "another ExtendedDaemonSet's annotation is not ours to judge")
+	err := CheckNodeAnnotations("ns", "agent", []corev1.Node{good, bad, other})
+	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("node bad")))
+	g.Expect(err.Error()).To(gomega.ContainSubstring(v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main"))
+	g.Expect(err.Error()).NotTo(gomega.ContainSubstring("node good"))
+}
+
+func TestAnnotatedExtendedDaemonSets(t *testing.T) {
+	g := gomega.NewWithT(t)
+	n := node("n", nil, map[string]string{
+		v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main":           "{}",
+		v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.sidecar":        "{}",
+		v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.with.dots.main": "{}",
+		v1alpha1.NodeResourcesAnnotationPrefix + "nodots":                  "{}",
+		"example.com/unrelated":                                            "x",
+	})
+	refs := AnnotatedExtendedDaemonSets(&n)
+	g.Expect(refs).To(gomega.ConsistOf(
+		gomega.HaveField("Name", "agent"),
+		gomega.HaveField("Name", "agent.with.dots"),
+	))
+	for _, r := range refs {
+		g.Expect(r.Namespace).To(gomega.Equal("ns"))
+	}
+}
