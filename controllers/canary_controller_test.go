@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -97,12 +98,30 @@ func TestManualCanaryFailRetryValidate(t *testing.T) {
 		g.Expect(e.Status.Canary).To(gomega.BeNil())
 		g.Expect(conditions.Has(e, v1alpha1.CanaryCondition)).To(gomega.BeFalse())
 	}).Should(gomega.Succeed())
+	var rest []corev1.Pod
 	for node, pod := range stable {
 		if node != canaryNode {
-			s.replaceOnNode(pod, second)
+			rest = append(rest, pod)
 		}
 	}
+	s.replaceInAnyOrder(rest, second)
 	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+}
+
+// replaceInAnyOrder replaces pods by the pods of ers in whatever order the
+// rolling update deletes them: with maxUnavailable 1 it deletes one at a
+// time, of its own choosing.
+func (s *scenario) replaceInAnyOrder(pods []corev1.Pod, ers string) {
+	s.t.Helper()
+	for len(pods) > 0 {
+		var deleted int
+		s.g.Eventually(func(g gomega.Gomega) {
+			deleted = slices.IndexFunc(pods, func(p corev1.Pod) bool { return s.gone(g, &p) })
+			g.Expect(deleted).NotTo(gomega.Equal(-1), "none of %d old pods deleted", len(pods))
+		}).Should(gomega.Succeed())
+		s.replaceOnNode(pods[deleted], ers)
+		pods = slices.Delete(pods, deleted, deleted+1)
+	}
 }
 
 // replaceOnNode waits for pod to be deleted, finishes its deletion as a

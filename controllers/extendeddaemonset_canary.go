@@ -27,9 +27,14 @@ func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1a
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 		return 0, nil
 	}
-	in, err := r.canaryInput(ctx, eds, current)
+	in, stablePods, err := r.canaryInput(ctx, eds, current)
 	if err != nil {
 		return 0, err
+	}
+	before := analysisIn(eds, current.Name)
+	var untilMeasured time.Duration
+	if c := in.Status; eds.Spec.Strategy.Canary.Analysis != nil && c != nil && c.ReplicaSet == current.Name && !c.Failed {
+		in.Analysis, untilMeasured = r.analyze(ctx, eds, in, stablePods)
 	}
 	res, err := canary.Step(in)
 	if err != nil {
@@ -42,17 +47,31 @@ func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1a
 		st.Canary = res.Status
 	}
 	r.recordCanaryTransition(eds, current, res)
-	return res.RequeueAfter, nil
+	r.recordAnalysisTransition(eds, current, before, res, in.Analysis)
+	return soonest(res.RequeueAfter, untilMeasured), nil
+}
+
+// soonest is the shorter of two waits, where zero means no wait is needed.
+func soonest(a, b time.Duration) time.Duration {
+	switch {
+	case a <= 0:
+		return b
+	case b <= 0:
+		return a
+	default:
+		return min(a, b)
+	}
 }
 
 // canaryInput observes what the canary step needs: the nodes the new
 // template fits, with the restarts of the pods they run now, and the canary
-// pods.
+// pods; and the names of the active replica set's pods, the baseline of an
+// analysis.
 func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	current *v1alpha1.ExtendedDaemonSetReplicaSet,
-) (canary.Input, error) {
+) (in canary.Input, stablePods []string, err error) {
 	strategy := eds.Spec.Strategy.Canary
-	in := canary.Input{
+	in = canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
 		TemplateHash: current.Spec.TemplateGeneration, Now: metav1.Now().Time,
@@ -61,23 +80,26 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	if strategy.NodeSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(strategy.NodeSelector)
 		if err != nil {
-			return in, fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err)
+			return in, nil, fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err)
 		}
 		selector = s
 	}
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
-		return in, fmt.Errorf("listing nodes: %w", err)
+		return in, nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	pods, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
 	if err != nil {
-		return in, err
+		return in, nil, err
 	}
 	restarts := map[string]int32{}
 	for _, pod := range pods {
-		if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == current.Name {
+		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
+		case rs == current.Name:
 			in.Pods = append(in.Pods, pod)
 			continue
+		case rs == eds.Status.ActiveReplicaSet && pod.DeletionTimestamp == nil:
+			stablePods = append(stablePods, pod.Name)
 		}
 		for _, c := range pod.Status.ContainerStatuses {
 			restarts[placement.TargetNode(pod)] += c.RestartCount
@@ -96,7 +118,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	s := current.Status
 	in.Ready = s.Status == v1alpha1.ReplicaSetCanary && s.ObservedGeneration == current.Generation &&
 		eds.Status.Canary != nil && int(s.UpToDate) == len(eds.Status.Canary.Nodes) && s.UpToDate == s.Desired && s.Desired > 0
-	return in, nil
+	return in, stablePods, nil
 }
 
 func (r *ExtendedDaemonSetReconciler) recordCanaryTransition(eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet, res canary.Result) {

@@ -85,6 +85,9 @@ func (r *ExtendedDaemonSetReconciler) observe(ctx context.Context, eds *v1alpha1
 func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	eds := &v1alpha1.ExtendedDaemonSet{}
 	if err := r.Get(ctx, req.NamespacedName, eds); err != nil {
+		if apierrors.IsNotFound(err) {
+			analysisMetrics().Forget(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !eds.DeletionTimestamp.IsZero() {

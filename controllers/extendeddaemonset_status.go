@@ -13,7 +13,7 @@ import (
 // reconciler writes.
 var extendedDaemonSetOwnedConditions = []string{
 	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition, v1alpha1.CanaryCondition,
-	v1alpha1.ResourceOverridesCondition,
+	v1alpha1.ResourceOverridesCondition, v1alpha1.AnalysisCondition,
 }
 
 // edsObservation is what the status of an ExtendedDaemonSet is computed
@@ -52,6 +52,11 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha
 		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.CanaryCondition, Status: status, Reason: p.reason, Message: p.message})
 	} else {
 		conditions.Delete(eds, v1alpha1.CanaryCondition)
+	}
+	if c := st.Canary; c != nil && c.Analysis != nil {
+		conditions.Set(eds, analysisCondition(c.Analysis))
+	} else {
+		conditions.Delete(eds, v1alpha1.AnalysisCondition)
 	}
 	p.apply(eds)
 	st.State, st.Reason = stateOf(p), p.reason

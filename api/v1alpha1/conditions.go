@@ -35,6 +35,14 @@ const (
 	ReasonCanaryFailed = "CanaryFailed"
 	// ReasonCanaryPromoted: the canary template became the active one.
 	ReasonCanaryPromoted = "CanaryPromoted"
+	// ReasonAnalysisPending: no measurement yet (initialDelay).
+	ReasonAnalysisPending = "AnalysisPending"
+	// ReasonAnalysisRunning: measuring, no verdict yet.
+	ReasonAnalysisRunning = "AnalysisRunning"
+	// ReasonAnalysisSuccessful: every deciding metric passed its latest measurement.
+	ReasonAnalysisSuccessful = "AnalysisSuccessful"
+	// ReasonAnalysisFailed: a metric failed beyond its failureLimit.
+	ReasonAnalysisFailed = "AnalysisFailed"
 	// ReasonAnalysisInconclusive: measurements gave no answer beyond the limit.
 	ReasonAnalysisInconclusive = "AnalysisInconclusive"
 	// ReasonAnalysisError: measurements failed beyond the limit.

@@ -7,7 +7,7 @@ import (
 // Reasons of a canary's state set by its metric analysis.
 const (
 	// ReasonAnalysisFailed: a metric failed beyond its failureLimit.
-	ReasonAnalysisFailed = "AnalysisFailed"
+	ReasonAnalysisFailed = v1alpha1.ReasonAnalysisFailed
 	// ReasonWaitingForAnalysis: the duration has elapsed, the analysis has
 	// not succeeded yet.
 	ReasonWaitingForAnalysis = "WaitingForAnalysis"

@@ -87,6 +87,9 @@ func Step(in Input) (Result, error) {
 	if token := retryToken(in); st != nil && st.Failed && token != "" && token != in.LastHandledRetry {
 		st, res.LastHandledRetry, res.Transition = nil, token, Retried
 	}
+	if st != nil && in.Analysis != nil {
+		st.Analysis = in.Analysis.DeepCopy()
+	}
 	if st == nil {
 		st = &v1alpha1.CanaryStatus{ReplicaSet: in.ReplicaSet, TemplateHash: in.TemplateHash, StartedAt: &metav1.Time{Time: in.Now}}
 		if res.Transition == "" {

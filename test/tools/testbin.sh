@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the control-plane binaries of the test harness from the Go module
-# proxy into a per-version cache outside the repository, skipping what is
-# already there. The last line printed is the directory to use as
-# KUBEBUILDER_ASSETS.
+# Builds the control-plane binaries and the Prometheus server of the test
+# harness from the Go module proxy into a per-version cache outside the
+# repository, skipping what is already there. The last line printed is the
+# directory to use as KUBEBUILDER_ASSETS.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,6 +38,32 @@ if [ ! -x "$dir/kwok" ]; then
 	GOBIN="$tmp" GOFLAGS= go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
 	mv "$tmp/kwok" "$dir/kwok"
 	rmdir "$tmp"
+fi
+
+# Prometheus and promtool come from their own wrapper module. The stamp names
+# the version they were built from, so a bump in versions.env rebuilds them
+# without touching the slow Kubernetes binaries next to them. No
+# builtinassets tag: the module lacks the generated web UI, and the tests only
+# need the HTTP API.
+prom_stamp="$dir/.prometheus.version"
+if [ "$(cat "$prom_stamp" 2>/dev/null)" != "$PROMETHEUS_VERSION" ] || [ ! -x "$dir/prometheus" ] || [ ! -x "$dir/promtool" ]; then
+	required=$(cd "$here/prometheus" && go list -m -f '{{.Version}}' github.com/prometheus/prometheus)
+	if [ "$required" != "$PROMETHEUS_VERSION" ]; then
+		echo "test/tools/prometheus/go.mod requires github.com/prometheus/prometheus $required, versions.env pins $PROMETHEUS_VERSION" >&2
+		exit 1
+	fi
+	# Module v0.MMm.p is Prometheus M.m.p (v0.307.3 is 3.7.3).
+	release=${PROMETHEUS_VERSION#v0.}; series=${release%%.*}
+	release="$((series / 100)).$((series % 100)).${release#*.}"
+	rm -f "$prom_stamp"
+	for name in prometheus promtool; do
+		echo "building $name" >&2
+		(cd "$here/prometheus" && go build -trimpath \
+			-ldflags "-s -w -X github.com/prometheus/common/version.Version=$release" \
+			-o "$dir/.$name.tmp" "github.com/prometheus/prometheus/cmd/$name")
+		mv "$dir/.$name.tmp" "$dir/$name"
+	done
+	echo "$PROMETHEUS_VERSION" >"$prom_stamp"
 fi
 
 echo "$dir"

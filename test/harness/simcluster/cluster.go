@@ -137,7 +137,7 @@ func stopAll(comps []*component) error {
 	errs := make([]error, len(comps))
 	var wg sync.WaitGroup
 	for i, comp := range comps {
-		wg.Go(func() { errs[i] = comp.stop() })
+		wg.Go(func() { errs[i] = comp.Stop(stopGrace) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
@@ -149,7 +149,7 @@ func (c *Cluster) components() []*component { return slices.Concat(c.stages...) 
 // them all before anyone asks.
 func (c *Cluster) component(name string) *component {
 	for _, comp := range c.components() {
-		if comp.name == name {
+		if comp.Name() == name {
 			return comp
 		}
 	}

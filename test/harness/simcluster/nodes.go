@@ -56,7 +56,7 @@ func (c *Cluster) AddNodes(ctx context.Context, names ...string) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	return c.component(kwokName).waitReady(ctx, func(ctx context.Context) error { return c.nodesReady(ctx, names) })
+	return c.component(kwokName).WaitReady(ctx, func(ctx context.Context) error { return c.nodesReady(ctx, names) })
 }
 
 // nodesReady fails while any of names is not Ready.

@@ -64,9 +64,9 @@ func TestClusterRunsPodAndStopsClean(t *testing.T) {
 	g.Expect(comps).To(gomega.HaveLen(len(componentNames)))
 	g.Expect(c.Stop()).To(gomega.Succeed())
 	for _, comp := range comps {
-		pid := comp.proc.PID()
-		g.Expect(errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)).To(gomega.BeTrue(), "%s (pid %d) is alive", comp.name, pid)
-		g.Expect(errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH)).To(gomega.BeTrue(), "process group of %s is alive", comp.name)
+		pid := comp.PID()
+		g.Expect(errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)).To(gomega.BeTrue(), "%s (pid %d) is alive", comp.Name(), pid)
+		g.Expect(errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH)).To(gomega.BeTrue(), "process group of %s is alive", comp.Name())
 	}
 	left, err := proc.Leftovers(marker, assets)
 	g.Expect(err).NotTo(gomega.HaveOccurred())

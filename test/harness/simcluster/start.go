@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 )
 
 const (
@@ -38,7 +40,7 @@ func (c *Cluster) start(ctx context.Context) error {
 	if err := os.MkdirAll(c.logDir, 0o755); err != nil {
 		return fmt.Errorf("creating log directory: %w", err)
 	}
-	ports, err := freePorts(5)
+	ports, err := daemon.FreePorts(5)
 	if err != nil {
 		return err
 	}
@@ -83,7 +85,7 @@ func (c *Cluster) startEtcd(ctx context.Context, port, peerPort string) error {
 		return err
 	}
 	c.stages = append(c.stages, []*component{etcd})
-	return etcd.waitReady(ctx, httpOK(clientURL+"/health"))
+	return etcd.WaitReady(ctx, daemon.HTTPOK(healthClient, clientURL+"/health"))
 }
 
 func (c *Cluster) startAPIServer(ctx context.Context, etcdPort, port string) error {
@@ -121,7 +123,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcdPort, port string) err
 	if c.client, err = kubernetes.NewForConfig(c.config); err != nil {
 		return fmt.Errorf("creating client: %w", err)
 	}
-	err = api.waitReady(ctx, func(ctx context.Context) error {
+	err = api.WaitReady(ctx, func(ctx context.Context) error {
 		if err := c.client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
 			return err
 		}
@@ -190,10 +192,10 @@ func (c *Cluster) startClients(ctx context.Context, schedulerPort, controllerPor
 		c.stages[last] = append(c.stages[last], comp)
 	}
 	// kwok has no probe: Ready nodes, which AddNodes waits for, are its proof.
-	if err := c.component(schedulerName).waitReady(ctx, httpOK("https://127.0.0.1:"+schedulerPort+"/readyz")); err != nil {
+	if err := c.component(schedulerName).WaitReady(ctx, daemon.HTTPOK(healthClient, "https://127.0.0.1:"+schedulerPort+"/readyz")); err != nil {
 		return err
 	}
-	return c.component(controllerName).waitReady(ctx, httpOK("https://127.0.0.1:"+controllerPort+"/healthz"))
+	return c.component(controllerName).WaitReady(ctx, daemon.HTTPOK(healthClient, "https://127.0.0.1:"+controllerPort+"/healthz"))
 }
 
 // writeKwokStages writes kwok's own fast stages: nodes turn Ready at once,
@@ -212,22 +214,4 @@ func writeKwokStages(path string) error {
 		return fmt.Errorf("writing kwok stages: %w", err)
 	}
 	return nil
-}
-
-func httpOK(url string) func(context.Context) error {
-	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := healthClient.Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET %s: %s", url, resp.Status)
-		}
-		return nil
-	}
 }

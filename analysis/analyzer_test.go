@@ -1,0 +1,106 @@
+package analysis
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+func TestAnalyzerStep(t *testing.T) {
+	spec := &v1alpha1.CanaryAnalysis{
+		Interval:     &metav1.Duration{Duration: 2 * time.Minute},
+		InitialDelay: &metav1.Duration{Duration: time.Minute},
+		Metrics: []v1alpha1.AnalysisMetric{
+			{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts},
+			{Name: "load", Query: `avg(load{pod=~"{{.CanaryPodRegex}}"}[{{.Window}}])`, ThresholdRange: maxRange(1)},
+		},
+	}
+	q := &fakeQuerier{canary: answer{value: vector(0)}}
+	metrics := NewMetrics(nil)
+	a := Analyzer{Querier: q, Metrics: metrics}
+	target := testVars().Target
+
+	st, next := a.Step(context.Background(), spec, nil, target, t0, t0.Add(30*time.Second))
+	if st.Phase != v1alpha1.AnalysisPending || next != 30*time.Second || len(q.queries) != 0 {
+		t.Fatalf("before the initial delay: %s, next %s, %d queries", st.Phase, next, len(q.queries))
+	}
+
+	st, next = a.Step(context.Background(), spec, st, target, t0, t0.Add(time.Minute))
+	if st.Phase != v1alpha1.AnalysisSuccessful || next != 2*time.Minute || len(q.queries) != 2 {
+		t.Fatalf("first measurement: %s (%s), next %s, %d queries", st.Phase, st.Message, next, len(q.queries))
+	}
+	// The window covers the canary so far, but never less than the interval.
+	if !strings.Contains(q.queries[0]+q.queries[1], "[2m]") {
+		t.Errorf("window below the interval: %q", q.queries)
+	}
+
+	st, _ = a.Step(context.Background(), spec, st, target, t0, t0.Add(2*time.Minute))
+	if len(q.queries) != 2 {
+		t.Errorf("measured before the interval elapsed: %d queries", len(q.queries))
+	}
+
+	q.canary = answer{value: vector(3)}
+	st, _ = a.Step(context.Background(), spec, st, target, t0, t0.Add(10*time.Minute))
+	if st.Phase != v1alpha1.AnalysisFailed || !strings.Contains(st.Message, "restarts: 3 > max 0") {
+		t.Errorf("restarts: %s %q", st.Phase, st.Message)
+	}
+	if !strings.Contains(strings.Join(q.queries[2:], " "), "[10m]") {
+		t.Errorf("window is not the canary so far: %q", q.queries[2:])
+	}
+	if got := testutil.ToFloat64(metrics.measurements.WithLabelValues("agents", "node-agent", "restarts", "Failed")); got != 1 {
+		t.Errorf("the step's measurements were not exported: %v", got)
+	}
+}
+
+// slowQuerier counts the queries in flight.
+type slowQuerier struct {
+	inFlight, most atomic.Int32
+}
+
+func (s *slowQuerier) Query(context.Context, string, time.Time, ...promv1.Option) (model.Value, promv1.Warnings, error) {
+	n := s.inFlight.Add(1)
+	defer s.inFlight.Add(-1)
+	for {
+		most := s.most.Load()
+		if n <= most || s.most.CompareAndSwap(most, n) {
+			break
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	return scalar(0), nil, nil
+}
+
+func TestAnalyzerStepBoundsParallelQueries(t *testing.T) {
+	spec := &v1alpha1.CanaryAnalysis{}
+	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+		spec.Metrics = append(spec.Metrics, v1alpha1.AnalysisMetric{Name: name, Query: "q", ThresholdRange: maxRange(1)})
+	}
+	q := &slowQuerier{}
+	started := time.Now()
+	st, _ := Analyzer{Querier: q}.Step(context.Background(), spec, nil, testVars().Target, t0, t0)
+	if st.Phase != v1alpha1.AnalysisSuccessful {
+		t.Fatalf("%s: %s", st.Phase, st.Message)
+	}
+	if most := q.most.Load(); most < 2 || most > maxParallelMeasurements {
+		t.Errorf("%d queries in flight at most, want between 2 and %d", most, maxParallelMeasurements)
+	}
+	if elapsed := time.Since(started); elapsed > 10*20*time.Millisecond {
+		t.Errorf("10 metrics took %s: not parallel", elapsed)
+	}
+}
+
+func TestAnalyzerStepWithoutSpec(t *testing.T) {
+	st, next := Analyzer{}.Step(context.Background(), nil, nil, Target{}, t0, t0)
+	if st != nil || next != 0 {
+		t.Errorf("got %+v, %s", st, next)
+	}
+}

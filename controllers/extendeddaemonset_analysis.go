@@ -1,0 +1,163 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/extendeddaemonset/extendeddaemonset/analysis"
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+)
+
+// analysisMetrics are registered once per process: the controllers can be
+// set up again in one process (tests restart them), a registry cannot take
+// the same collectors twice.
+var analysisMetrics = sync.OnceValue(func() *analysis.Metrics { return analysis.NewMetrics(ctrlmetrics.Registry) })
+
+// analyze takes the measurements of the running canary that are due and
+// returns its analysis so far and the wait until the next measurement. A
+// failure to reach Prometheus (a missing Secret, a bad CA) is a measurement
+// error like any other: it pauses the canary once beyond
+// consecutiveErrorLimit, and the status says why.
+func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, in canary.Input, stablePods []string) (*v1alpha1.AnalysisStatus, time.Duration) {
+	spec, c := in.Strategy.Analysis, in.Status
+	startedAt := c.StartedAt.Time
+	due, next := analysis.Due(spec, c.Analysis, startedAt, in.Now)
+	if len(due) == 0 {
+		return c.Analysis, next
+	}
+	var st *v1alpha1.AnalysisStatus
+	querier, err := r.querier(ctx, eds.Namespace, spec.Provider.Prometheus)
+	if err != nil {
+		failed := map[string]v1alpha1.Measurement{}
+		for _, name := range due {
+			failed[name] = v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: err.Error(), Time: metav1.NewTime(in.Now)}
+		}
+		st = analysis.Record(spec, c.Analysis, failed)
+		_, next = analysis.Due(spec, st, startedAt, in.Now)
+	} else {
+		target := analysis.Target{
+			Namespace: eds.Namespace, Name: eds.Name,
+			CanaryReplicaSet: in.ReplicaSet, StableReplicaSet: eds.Status.ActiveReplicaSet,
+			CanaryPods: podNamesOf(in.Pods), StablePods: stablePods, CanaryNodes: c.Nodes,
+		}
+		st, next = analysis.Analyzer{Querier: querier}.Step(ctx, spec, c.Analysis, target, startedAt, in.Now)
+	}
+	analysisMetrics().ObserveMeasurements(eds.Namespace, eds.Name, newestOf(st, due))
+	return st, next
+}
+
+// querier builds the Prometheus client of an analysis, with the
+// credentials of its Secret. The Secret is read around the cache: caching
+// every Secret of the cluster to read one now and then is not worth it.
+func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace string, p v1alpha1.PrometheusProvider) (analysis.Querier, error) {
+	var creds analysis.Credentials
+	if p.SecretRef != nil {
+		secret := &corev1.Secret{}
+		key := types.NamespacedName{Namespace: namespace, Name: p.SecretRef.Name}
+		if err := r.APIReader.Get(ctx, key, secret); err != nil {
+			return nil, fmt.Errorf("reading the Prometheus credentials of Secret %s: %w", key, err)
+		}
+		c, err := analysis.CredentialsFromSecret(secret.Data)
+		if err != nil {
+			return nil, fmt.Errorf("Secret %s: %w", key, err)
+		}
+		creds = c
+	}
+	q, err := analysis.NewQuerier(p, creds)
+	if err != nil {
+		return nil, fmt.Errorf("prometheus client for %s: %w", p.Address, err)
+	}
+	return q, nil
+}
+
+// newestOf is the newest measurement of each named metric.
+func newestOf(st *v1alpha1.AnalysisStatus, names []string) map[string]v1alpha1.Measurement {
+	out := map[string]v1alpha1.Measurement{}
+	if st == nil {
+		return out
+	}
+	for _, name := range names {
+		for _, m := range st.Metrics {
+			if m.Name == name && len(m.Measurements) > 0 {
+				out[name] = m.Measurements[len(m.Measurements)-1]
+			}
+		}
+	}
+	return out
+}
+
+func podNamesOf(pods []*corev1.Pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, p := range pods {
+		if p.DeletionTimestamp == nil {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
+// recordAnalysisTransition tells, as an event, of every change of the
+// analysis phase, and counts the analyses that ended by their result.
+func (r *ExtendedDaemonSetReconciler) recordAnalysisTransition(eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	before *v1alpha1.AnalysisStatus, res canary.Result, after *v1alpha1.AnalysisStatus,
+) {
+	if after == nil {
+		return
+	}
+	if before == nil || before.Phase != after.Phase {
+		kind := corev1.EventTypeNormal
+		if after.Phase != v1alpha1.AnalysisSuccessful && after.Phase != v1alpha1.AnalysisRunning && after.Phase != v1alpha1.AnalysisPending {
+			kind = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(eds, current, kind, analysisReasons[after.Phase], "Analysis", "analysis of canary %s: %s: %s",
+			current.Name, after.Phase, after.Message)
+	}
+	if res.Transition == canary.Promoted || res.Transition == canary.Failed {
+		analysisMetrics().ObserveResult(eds.Namespace, eds.Name, after.Phase)
+	}
+}
+
+// analysisReasons are the condition and event reasons of analysis phases.
+var analysisReasons = map[v1alpha1.AnalysisPhase]string{
+	"":                            v1alpha1.ReasonAnalysisPending,
+	v1alpha1.AnalysisPending:      v1alpha1.ReasonAnalysisPending,
+	v1alpha1.AnalysisRunning:      v1alpha1.ReasonAnalysisRunning,
+	v1alpha1.AnalysisSuccessful:   v1alpha1.ReasonAnalysisSuccessful,
+	v1alpha1.AnalysisFailed:       v1alpha1.ReasonAnalysisFailed,
+	v1alpha1.AnalysisInconclusive: v1alpha1.ReasonAnalysisInconclusive,
+	v1alpha1.AnalysisError:        v1alpha1.ReasonAnalysisError,
+}
+
+// analysisCondition is the Analysis condition of an analysis: True once
+// it succeeds, False when it failed or cannot conclude, Unknown meanwhile.
+func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
+	status := metav1.ConditionUnknown
+	switch a.Phase {
+	case v1alpha1.AnalysisSuccessful:
+		status = metav1.ConditionTrue
+	case v1alpha1.AnalysisFailed, v1alpha1.AnalysisError, v1alpha1.AnalysisInconclusive:
+		status = metav1.ConditionFalse
+	}
+	message := a.Message
+	if message == "" {
+		message = "waiting for the first measurement"
+	}
+	return &metav1.Condition{Type: v1alpha1.AnalysisCondition, Status: status, Reason: analysisReasons[a.Phase],
+		Message: truncate(message, maxConditionMessage)}
+}
+
+// analysisIn is the analysis of a canary, read from the reconciled object.
+func analysisIn(eds *v1alpha1.ExtendedDaemonSet, rs string) *v1alpha1.AnalysisStatus {
+	if c := eds.Status.Canary; c != nil && c.ReplicaSet == rs {
+		return c.Analysis
+	}
+	return nil
+}
