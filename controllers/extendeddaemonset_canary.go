@@ -47,6 +47,7 @@ func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1a
 		st.Canary = res.Status
 	}
 	r.recordCanaryTransition(eds, current, res)
+	extendedDaemonSetMetrics().observeCanaryEnd(eds, res, in.Now)
 	r.recordAnalysisTransition(eds, current, before, res, in.Analysis)
 	return soonest(res.RequeueAfter, untilMeasured), nil
 }

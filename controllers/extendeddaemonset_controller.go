@@ -8,6 +8,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
@@ -96,6 +97,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err := r.Get(ctx, req.NamespacedName, eds); err != nil {
 		if apierrors.IsNotFound(err) {
 			analysisMetrics().Forget(req.Namespace, req.Name)
+			extendedDaemonSetMetrics().forget(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -140,6 +142,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		patch.WithFieldOwner(fieldOwner)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
+	extendedDaemonSetMetrics().observe(before, eds, byName(sets, eds.Status.ActiveReplicaSet), metav1.Now().Time)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 

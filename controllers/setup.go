@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // ControllerName is the reporting controller of events and the manager's name.
@@ -49,4 +51,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("setting up the ExtendedDaemonsetSetting controller: %w", err)
 	}
 	return nil
+}
+
+// MetricsServerOptions serves the metrics on bindAddress ("0" disables
+// them). Secure serving is HTTPS for callers the API server authenticates
+// and authorizes to get /metrics (the eds-metrics-reader ClusterRole), so
+// per-object series never leak to anyone who can reach the pod.
+func MetricsServerOptions(bindAddress string, secure bool) metricsserver.Options {
+	opts := metricsserver.Options{BindAddress: bindAddress, SecureServing: secure}
+	if secure {
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return opts
 }

@@ -16,8 +16,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
@@ -76,13 +74,9 @@ func (o *options) managerOptions() ctrl.Options {
 			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	metrics := metricsserver.Options{BindAddress: o.metricsAddr, SecureServing: o.secureMetrics}
-	if o.secureMetrics {
-		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
-	}
 	return ctrl.Options{
 		Scheme:                        newScheme(),
-		Metrics:                       metrics,
+		Metrics:                       controllers.MetricsServerOptions(o.metricsAddr, o.secureMetrics),
 		HealthProbeBindAddress:        o.probeAddr,
 		Cache:                         cacheOpts,
 		LeaderElection:                o.leaderElection.Enable,

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +16,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
@@ -38,20 +38,38 @@ type Controllers struct {
 	done    chan error
 }
 
+// Option changes how StartControllers runs the controllers.
+type Option func(*startOptions)
+
+type startOptions struct {
+	secureMetricsAddr string
+}
+
+// WithSecureMetrics serves the metrics on addr as cmd/manager does by
+// default: HTTPS, for callers the API server authorizes to get /metrics.
+func WithSecureMetrics(addr string) Option {
+	return func(o *startOptions) { o.secureMetricsAddr = addr }
+}
+
 // StartControllers runs the real reconcilers against cfg, as cmd/manager
-// wires them (cache options included), with no metrics or probe listeners,
+// wires them (cache options included), with no probe listener and no
+// metrics listener unless WithSecureMetrics asks for one,
 // and returns once the cache has synced. They log to log; a zero logger
 // discards. The first call also makes log controller-runtime's global logger.
-func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Options, log logr.Logger) (*Controllers, error) {
+func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Options, log logr.Logger, options ...Option) (*Controllers, error) {
 	if log.GetSink() == nil {
 		log = logr.Discard()
+	}
+	var o startOptions
+	for _, apply := range options {
+		apply(&o)
 	}
 	setLoggerOnce.Do(func() { ctrl.SetLogger(log) })
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Logger:                 log,
 		Scheme:                 Scheme(),
 		Cache:                  controllers.CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Metrics:                controllers.MetricsServerOptions(cmp.Or(o.secureMetricsAddr, "0"), o.secureMetricsAddr != ""),
 		HealthProbeBindAddress: "0",
 		// Tests start several managers in one process.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
