@@ -40,6 +40,9 @@ type observation struct {
 	// migrating counts the pods of a DaemonSet being migrated from; no
 	// watch tells of their changes, so the reconcile polls while any is left.
 	migrating int
+	// migrationWaiting, when set, says why the pods of that DaemonSet may
+	// not be replaced yet; nothing is created or deleted meanwhile.
+	migrationWaiting string
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -67,12 +70,12 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.nodes[nodes.Items[i].Name] = &nodes.Items[i]
 	}
 	if obs.role == v1alpha1.ReplicaSetActive {
-		migrating, err := r.oldDaemonSetPods(ctx, eds)
+		migrating, waiting, err := r.oldDaemonSetPods(ctx, eds)
 		if err != nil {
 			return nil, err
 		}
 		cached = append(cached, migrating...)
-		obs.migrating = len(migrating)
+		obs.migrating, obs.migrationWaiting = len(migrating), waiting
 	}
 	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsible)
 
@@ -99,7 +102,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		// The canary nodes were chosen to run the new template: all at once.
 		obs.input.Params.MaxUnavailable, obs.input.Params.MaxSurge, obs.input.Params.Paused = max(1, desired), 0, false
 	}
-	if obs.specErr != nil {
+	if obs.specErr != nil || obs.migrationWaiting != "" {
 		obs.input.Params.Frozen = true
 	}
 	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
@@ -245,34 +248,51 @@ func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 
 // oldDaemonSetPods returns the pods of the DaemonSet the
 // extendeddaemonset.io/old-daemonset annotation names, which the active
-// replica set replaces as old pods. They carry no label of ours, so they
-// are read from the API server rather than the cache, and only while the
-// annotation is there.
-func (r *ReplicaSetReconciler) oldDaemonSetPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) ([]*corev1.Pod, error) {
+// replica set replaces as old pods, and, while they may not be replaced
+// yet, why. They carry no label of ours, so they are read from the API
+// server rather than the cache, and only while the annotation is there.
+//
+// A DaemonSet recreates any pod of its own that is deleted, whatever its
+// update strategy: its pods are replaced only once it no longer manages
+// them, deleted with --cascade=orphan. Until then they hold their nodes, so
+// no node ever runs two agents. Once the DaemonSet is gone, its orphans are
+// the pods without a controller that the ExtendedDaemonSet's selector
+// matches.
+func (r *ReplicaSetReconciler) oldDaemonSetPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) (pods []*corev1.Pod, waiting string, err error) {
 	name := eds.Annotations[v1alpha1.OldDaemonSetAnnotation]
 	if name == "" {
-		return nil, nil
+		return nil, "", nil
 	}
 	ds := &appsv1.DaemonSet{}
-	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ds); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("getting DaemonSet %s to migrate from: %w", name, err)
+	selector := eds.Spec.Selector.AsMeta()
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ds); {
+	case apierrors.IsNotFound(err):
+		ds = nil
+	case err != nil:
+		return nil, "", fmt.Errorf("getting DaemonSet %s to migrate from: %w", name, err)
+	default:
+		selector = ds.Spec.Selector
 	}
-	selector, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
+	sel, err := metav1.LabelSelectorAsSelector(selector)
 	if err != nil {
-		return nil, fmt.Errorf("selector of DaemonSet %s: %w", name, err)
+		return nil, "", fmt.Errorf("selector of the pods of DaemonSet %s: %w", name, err)
 	}
 	var list corev1.PodList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(eds.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return nil, fmt.Errorf("listing pods of DaemonSet %s: %w", name, err)
+	if err := r.APIReader.List(ctx, &list, client.InNamespace(eds.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
+		return nil, "", fmt.Errorf("listing pods of DaemonSet %s: %w", name, err)
 	}
-	var out []*corev1.Pod
 	for i := range list.Items {
-		if ref := metav1.GetControllerOf(&list.Items[i]); ref != nil && ref.UID == ds.UID {
-			out = append(out, &list.Items[i])
+		pod := &list.Items[i]
+		if _, ours := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]; ours {
+			continue
+		}
+		if ref := metav1.GetControllerOf(pod); ref == nil || (ds != nil && ref.UID == ds.UID) {
+			pods = append(pods, pod)
 		}
 	}
-	return out, nil
+	if ds != nil && ds.DeletionTimestamp.IsZero() && len(pods) > 0 {
+		waiting = fmt.Sprintf("DaemonSet %s still manages its %d pods and would recreate any pod replaced: "+
+			"delete it with `kubectl delete daemonset %s --cascade=orphan` to migrate", name, len(pods), name)
+	}
+	return pods, waiting, nil
 }

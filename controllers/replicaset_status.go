@@ -101,6 +101,8 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progre
 	switch {
 	case rolledOut:
 		return progress{phase: done, reason: v1alpha1.ReasonRolledOut, message: fmt.Sprintf("%d pods available", c.Available)}
+	case obs.migrationWaiting != "":
+		return progress{reason: v1alpha1.ReasonWaitingForOldDaemonSet, message: obs.migrationWaiting + ": " + updated}
 	case params.Frozen:
 		return progress{reason: v1alpha1.ReasonRolloutFrozen, message: "rollout frozen: " + updated}
 	case old > 0 && params.Paused:

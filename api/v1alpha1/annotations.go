@@ -33,7 +33,9 @@ const (
 	// RolloutFrozenAnnotation stops every pod creation while it is "true".
 	RolloutFrozenAnnotation = "extendeddaemonset.io/rollout-frozen"
 	// OldDaemonSetAnnotation names a DaemonSet in the same namespace whose pods
-	// are replaced by rolling update, to migrate without downtime.
+	// are replaced by rolling update, to migrate without downtime. They are
+	// replaced once the DaemonSet is deleted with --cascade=orphan (a live
+	// DaemonSet recreates its deleted pods); until then they hold their nodes.
 	OldDaemonSetAnnotation = "extendeddaemonset.io/old-daemonset"
 	// TemplateHashAnnotation holds the hash of the pod template of a replica set.
 	TemplateHashAnnotation = "extendeddaemonset.io/template-hash"

@@ -51,6 +51,10 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonRolloutFrozen: pod creation is frozen by the user.
 	ReasonRolloutFrozen = "RolloutFrozen"
+	// ReasonWaitingForOldDaemonSet: the DaemonSet being migrated from still
+	// manages its pods; they are replaced once it is deleted with
+	// --cascade=orphan.
+	ReasonWaitingForOldDaemonSet = "WaitingForOldDaemonSet"
 	// ReasonRollingUpdatePaused: the rolling update is paused by the user.
 	ReasonRollingUpdatePaused = "RollingUpdatePaused"
 	// ReasonInactive: a replica set that is neither active nor canary; the

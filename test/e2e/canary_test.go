@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -76,9 +75,7 @@ func TestCrashLoopingCanaryFails(t *testing.T) {
 	s.create(eds)
 	s.expectRolledOut(eds, "v1", nodes)
 	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
-	spec, err := json.Marshal(s.get(eds).Spec)
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	generation := s.get(eds).Generation
+	written := s.get(eds)
 
 	var canary, node string
 	s.g.Eventually(func(g gomega.Gomega) {
@@ -109,10 +106,9 @@ func TestCrashLoopingCanaryFails(t *testing.T) {
 	}).WithTimeout(rolloutTimeout).WithPolling(time.Second).Should(gomega.Succeed())
 	s.expectEvent(eds, "CanaryFailed", canary)
 
-	after, err := json.Marshal(s.get(eds).Spec)
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	s.g.Expect(string(after)).To(gomega.Equal(string(spec)), "the controller modified the spec")
-	s.g.Expect(s.get(eds).Generation).To(gomega.Equal(generation))
+	after := s.get(eds)
+	s.g.Expect(specJSON(s.g, after)).To(gomega.Equal(specJSON(s.g, written)), "the controller modified the spec")
+	s.g.Expect(after.Generation).To(gomega.Equal(written.Generation))
 	s.g.Eventually(func(g gomega.Gomega) {
 		for _, pod := range s.pods(g, eds) {
 			if pod.DeletionTimestamp == nil {
@@ -131,6 +127,34 @@ func TestCrashLoopingCanaryFails(t *testing.T) {
 		g.Expect(apimeta.FindStatusCondition(latest.Status.Conditions, v1alpha1.ReconcilingCondition)).To(
 			gomega.HaveField("Reason", v1alpha1.ReasonCanaryRunning))
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+}
+
+// A canary whose image can no longer be pulled pauses at once (no
+// maxSlowStartDuration), is never promoted, and fails when canaryTimeout
+// runs out: Stalled, the canary node back on the stable template.
+func TestCanaryImagePullErrorPausesThenTimesOut(t *testing.T) {
+	s := newScenario(t)
+	eds, nodes := s.createAgent(&v1alpha1.CanaryStrategy{
+		Replicas: ptr.To(intstr.FromInt32(1)), Duration: &metav1.Duration{Duration: canaryHeadStart},
+		AutoPause: &v1alpha1.CanaryAutoPause{},
+		AutoFail:  &v1alpha1.CanaryAutoFail{CanaryTimeout: &metav1.Duration{Duration: canaryHeadStart + 10*time.Second}},
+	})
+	stable := eds.Status.ActiveReplicaSet
+
+	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
+	running := s.expectCanary(eds, canaryRunning, "").Status.Canary
+	// The container exited, and its image is gone from the registry.
+	s.setPodStatus(eds, running.ReplicaSet, running.Nodes, restarted(1, "ImagePullBackOff"))
+	paused := s.expectCanary(eds, canaryPaused, "ImagePullBackOff")
+	s.g.Expect(paused.Status.Canary.ReplicaSet).To(gomega.Equal(running.ReplicaSet))
+	s.expectWarning(eds, "CanaryPaused", running.ReplicaSet, "ImagePullBackOff")
+
+	failed := s.expectCanary(eds, canaryFailed, "TimeoutExceeded")
+	s.g.Expect(failed.Status.ActiveReplicaSet).To(gomega.Equal(stable), "a paused canary was promoted")
+	s.g.Expect(apimeta.FindStatusCondition(failed.Status.Conditions, v1alpha1.StalledCondition)).To(
+		gomega.HaveField("Message", gomega.ContainSubstring("canaryTimeout")))
+	s.expectWarning(eds, "CanaryFailed", running.ReplicaSet, "TimeoutExceeded")
+	s.expectVersions(eds, nodes, "v1", nil, "")
 }
 
 // livePodOn returns the one non-terminating pod of eds on node, failing g

@@ -33,6 +33,10 @@ type EnvOptions struct {
 	Nodes int
 	// MaxConcurrentReconciles is passed to the controllers.
 	MaxConcurrentReconciles int
+	// NativeDaemonSetController runs kube-controller-manager's DaemonSet
+	// controller, the peer of a migration from a DaemonSet. It acts on
+	// DaemonSets and their pods only, never on ExtendedDaemonSets.
+	NativeDaemonSetController bool
 }
 
 // Env is a simulated cluster with the controllers running against it.
@@ -69,12 +73,16 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 			err = errors.Join(err, env.Stop())
 		}
 	}()
+	// As in any real cluster, the pod garbage collector force-deletes the
+	// pods of a deleted node, which no kubelet will ever finalize.
+	extra := []string{"pod-garbage-collector-controller"}
+	if opts.NativeDaemonSetController {
+		extra = append(extra, "daemonset-controller")
+	}
 	env.Cluster, err = simcluster.Start(ctx, simcluster.Options{
-		Nodes:   opts.Nodes,
-		CRDDirs: []string{filepath.Join(harness.RepoRoot(), "config", "crd", "bases")},
-		// As in any real cluster, the pod garbage collector force-deletes
-		// the pods of a deleted node, which no kubelet will ever finalize.
-		ExtraControllers: []string{"pod-garbage-collector-controller"},
+		Nodes:            opts.Nodes,
+		CRDDirs:          []string{filepath.Join(harness.RepoRoot(), "config", "crd", "bases")},
+		ExtraControllers: extra,
 	})
 	if err != nil {
 		return env, err

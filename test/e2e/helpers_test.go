@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"regexp"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,13 +19,16 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // Timeouts are generous: the machine may be small and busy. Nothing is
@@ -34,6 +39,10 @@ const (
 	pollInterval   = 250 * time.Millisecond
 	// holdWindow is how long a state that must not change is watched.
 	holdWindow = 5 * time.Second
+	// canaryHeadStart is the duration of an auto canary whose pods a test
+	// must report on (restarts, image pull errors) before it could be
+	// promoted: room for a busy machine to start them and write their status.
+	canaryHeadStart = 15 * time.Second
 )
 
 // scenario is one test on the shared cluster, in a namespace of its own.
@@ -49,10 +58,10 @@ type scenario struct {
 var unsafeNameChars = regexp.MustCompile(`[^a-z0-9-]+`)
 
 // newScenario creates the test's namespace. At the end, the logs are
-// dumped if the test failed, then its ExtendedDaemonSets are deleted and
-// their pods awaited, so the next test starts on empty nodes, and the nodes
-// it added are deleted. The namespace itself stays: no namespace controller
-// runs to finalize it.
+// dumped if the test failed, then its workloads (ExtendedDaemonSets,
+// DaemonSets) and settings are deleted and their pods awaited, so the next
+// test starts on empty nodes, and the nodes it added are deleted. The
+// namespace itself stays: no namespace controller runs to finalize it.
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	name := strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
@@ -75,9 +84,13 @@ func (s *scenario) deleteWorkloads() {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	defer s.deleteNodes(ctx)
-	err := env.Client.DeleteAllOf(ctx, &v1alpha1.ExtendedDaemonSet{}, client.InNamespace(s.ns),
-		client.PropagationPolicy(metav1.DeletePropagationBackground))
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	// Settings go too: every node change makes the setting controller look
+	// at the settings of every namespace.
+	for _, kind := range []client.Object{&v1alpha1.ExtendedDaemonSet{}, &appsv1.DaemonSet{}, &v1alpha1.ExtendedDaemonsetSetting{}} {
+		err := env.Client.DeleteAllOf(ctx, kind, client.InNamespace(s.ns),
+			client.PropagationPolicy(metav1.DeletePropagationBackground))
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	}
 	s.g.Eventually(func(g gomega.Gomega) {
 		var pods corev1.PodList
 		g.Expect(env.Client.List(ctx, &pods, client.InNamespace(s.ns))).To(gomega.Succeed())
@@ -137,6 +150,13 @@ func (s *scenario) update(eds *v1alpha1.ExtendedDaemonSet, mutate func(*v1alpha1
 		return env.Client.Update(s.ctx, eds)
 	})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+}
+
+// specJSON is the spec of eds as the API server stores it, to compare.
+func specJSON(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) string {
+	data, err := json.Marshal(eds.Spec)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return string(data)
 }
 
 func (s *scenario) get(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.ExtendedDaemonSet {
@@ -286,23 +306,41 @@ func replicaSetNames(sets []v1alpha1.ExtendedDaemonSetReplicaSet) []string {
 	return names
 }
 
-// expectEvent waits for an event of reason about eds whose note mentions
-// about (a replica set name, for instance), reported by the controller
-// through the events.k8s.io API.
-func (s *scenario) expectEvent(eds *v1alpha1.ExtendedDaemonSet, reason, about string) {
+// expectEvent waits for an event of reason about obj whose note mentions
+// every string of about (a replica set name, for instance), reported by the
+// controller through the events.k8s.io API.
+func (s *scenario) expectEvent(obj client.Object, reason string, about ...string) {
 	s.t.Helper()
+	s.expectEventOfType(obj, "", reason, about)
+}
+
+// expectWarning is expectEvent for a Warning event.
+func (s *scenario) expectWarning(obj client.Object, reason string, about ...string) {
+	s.t.Helper()
+	s.expectEventOfType(obj, corev1.EventTypeWarning, reason, about)
+}
+
+// expectEventOfType waits for an event as expectEvent does, of eventType
+// unless it is empty.
+func (s *scenario) expectEventOfType(obj client.Object, eventType, reason string, about []string) {
+	s.t.Helper()
+	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	note := []gomega.OmegaMatcher{gomega.HavePrefix(reason + ": ")}
+	for _, a := range about {
+		note = append(note, gomega.ContainSubstring(a))
+	}
 	s.g.Eventually(func(g gomega.Gomega) {
-		list, err := env.Kube.EventsV1().Events(eds.Namespace).List(s.ctx, metav1.ListOptions{})
+		list, err := env.Kube.EventsV1().Events(obj.GetNamespace()).List(s.ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		var seen []string
 		for _, ev := range list.Items {
-			if ev.Regarding.Kind == "ExtendedDaemonSet" && ev.Regarding.Name == eds.Name && ev.Regarding.UID == eds.UID &&
-				ev.ReportingController == controllers.ControllerName {
+			if ev.Regarding.Kind == gvk.Kind && ev.Regarding.Name == obj.GetName() && ev.Regarding.UID == obj.GetUID() &&
+				ev.ReportingController == controllers.ControllerName && (eventType == "" || ev.Type == eventType) {
 				seen = append(seen, ev.Reason+": "+ev.Note)
 			}
 		}
-		g.Expect(seen).To(gomega.ContainElement(gomega.And(
-			gomega.HavePrefix(reason+": "), gomega.ContainSubstring(about))), "events of %s", eds.Name)
+		g.Expect(seen).To(gomega.ContainElement(gomega.And(note...)), "%s events of %s %s", eventType, gvk.Kind, obj.GetName())
 	}).WithTimeout(time.Minute).WithPolling(pollInterval).Should(gomega.Succeed())
 }
 
@@ -352,4 +390,240 @@ func podNames(pods []corev1.Pod) []string {
 // without returns list less the given items.
 func without(list []string, drop ...string) []string {
 	return slices.DeleteFunc(slices.Clone(list), func(s string) bool { return slices.Contains(drop, s) })
+}
+
+// annotate sets an annotation on obj, which may have none yet.
+func annotate(obj metav1.Object, key, value string) {
+	annotations := obj.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[key] = value
+	obj.SetAnnotations(annotations)
+}
+
+// groupLabel marks the nodes a test added for a workload of its own.
+const groupLabel = "e2e-group"
+
+// addNodeGroup adds nodes for this test alone, labelled so that a
+// workload whose template selects onGroup(group) runs on them and nowhere
+// else.
+func (s *scenario) addNodeGroup(group string, names ...string) {
+	s.t.Helper()
+	s.addNodes(names...)
+	for _, name := range names {
+		s.updateNode(name, func(n *corev1.Node) { n.Labels[groupLabel] = group })
+	}
+}
+
+func onGroup(group string) map[string]string { return map[string]string{groupLabel: group} }
+
+// expectVersions waits until each of nodes runs exactly one live pod of
+// eds, Running and Ready, of version canary on canaryNodes and of version
+// stable elsewhere, and no other node runs one.
+func (s *scenario) expectVersions(eds *v1alpha1.ExtendedDaemonSet, nodes []string, stable string, canaryNodes []string, canary string) {
+	s.t.Helper()
+	s.g.Eventually(func(g gomega.Gomega) {
+		var placed []string
+		for _, pod := range s.pods(g, eds) {
+			if pod.DeletionTimestamp != nil {
+				continue
+			}
+			node, want := placement.TargetNode(&pod), stable
+			if slices.Contains(canaryNodes, node) {
+				want = canary
+			}
+			placed = append(placed, node)
+			g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage(want)), "pod %s on %s", pod.Name, node)
+			g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, node)
+		}
+		g.Expect(placed).To(gomega.ConsistOf(nodes), "nodes with a live pod")
+	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+}
+
+// setPodStatus waits until replica set ers of eds runs a Running, Ready
+// pod on each of nodes, then edits their status as a kubelet would report
+// it. kwok only writes the status of pods it has not started yet, so the
+// edit sticks once they run.
+func (s *scenario) setPodStatus(eds *v1alpha1.ExtendedDaemonSet, ers string, nodes []string, mutate func(*corev1.PodStatus)) {
+	s.t.Helper()
+	var started []corev1.Pod
+	s.g.Eventually(func(g gomega.Gomega) {
+		started = nil
+		for _, pod := range s.pods(g, eds) {
+			if pod.DeletionTimestamp == nil && pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == ers {
+				g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
+				started = append(started, pod)
+			}
+		}
+		g.Expect(started).To(gomega.HaveLen(len(nodes)))
+	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+	for i := range started {
+		pod := &started[i]
+		s.g.Expect(nodes).To(gomega.ContainElement(pod.Spec.NodeName), "pod %s of %s", pod.Name, ers)
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			if err := env.Client.Get(s.ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+				return err
+			}
+			mutate(&pod.Status)
+			return env.Client.Status().Update(s.ctx, pod)
+		})
+		s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	}
+}
+
+// createAgent creates the agent at v1 on every node with the canary
+// strategy given, replacing half the nodes at a time once a canary is
+// promoted (the pace of the rolling update is not what canary tests judge),
+// and waits until it has rolled out. It returns the agent and the nodes.
+func (s *scenario) createAgent(canary *v1alpha1.CanaryStrategy) (*v1alpha1.ExtendedDaemonSet, []string) {
+	s.t.Helper()
+	nodes := s.nodeNames()
+	eds := agentEDS(s.ns, "agent", "v1")
+	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromString("50%"))
+	eds.Spec.Strategy.Canary = canary
+	s.create(eds)
+	eds, _ = s.expectRolledOut(eds, "v1", nodes)
+	return eds, nodes
+}
+
+// expectPromoted waits until eds has promoted its canary replica set and
+// rolled version out to nodes, and has told of the promotion.
+func (s *scenario) expectPromoted(eds *v1alpha1.ExtendedDaemonSet, version string, nodes []string, canary string) {
+	s.t.Helper()
+	_, active := s.expectRolledOut(eds, version, nodes)
+	s.g.Expect(active.Name).To(gomega.Equal(canary), "active replica set")
+	s.expectEvent(eds, "CanaryPromoted", canary)
+}
+
+// restarted is a pod status edit: the pod's container exited in error
+// count times and is running again, or, given a waiting reason, waits for
+// that reason and is not ready. The pod stays Running, as a kubelet leaves
+// it, which kwok never rewrites.
+func restarted(count int32, waiting string) func(*corev1.PodStatus) {
+	return func(st *corev1.PodStatus) {
+		now := metav1.Now()
+		c := &st.ContainerStatuses[0]
+		c.RestartCount = count
+		c.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 1, Reason: "Error", StartedAt: now, FinishedAt: now,
+		}}
+		c.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}
+		if waiting != "" {
+			c.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting}}
+		}
+		ready := waiting == ""
+		c.Ready, c.Started = ready, ptr.To(ready)
+		readiness := corev1.ConditionFalse
+		if ready {
+			readiness = corev1.ConditionTrue
+		}
+		for i := range st.Conditions {
+			if t := st.Conditions[i].Type; (t == corev1.PodReady || t == corev1.ContainersReady) && st.Conditions[i].Status != readiness {
+				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = readiness, now
+			}
+		}
+	}
+}
+
+// canaryPhase is where an ExtendedDaemonSet stands with a canary, in its
+// conditions, its state column and for kstatus.
+type canaryPhase struct {
+	// reason is the reason of the Canary condition, and of Reconciling, or
+	// of Stalled once the canary failed.
+	reason  string
+	state   v1alpha1.ExtendedDaemonSetState
+	kstatus status.Status
+}
+
+var (
+	canaryRunning = canaryPhase{v1alpha1.ReasonCanaryRunning, v1alpha1.StateCanary, status.InProgressStatus}
+	canaryPaused  = canaryPhase{v1alpha1.ReasonCanaryPaused, v1alpha1.StateCanaryPaused, status.InProgressStatus}
+	canaryFailed  = canaryPhase{v1alpha1.ReasonCanaryFailed, v1alpha1.StateCanaryFailed, status.FailedStatus}
+)
+
+// checkCanary checks that eds reports its canary in phase, for the reason
+// why (status.canary.reason, also in the Canary condition's message)
+// unless why is empty.
+func checkCanary(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet, phase canaryPhase, why string) {
+	g.Expect(eds.Status.ObservedGeneration).To(gomega.Equal(eds.Generation), "observedGeneration")
+	c := eds.Status.Canary
+	g.Expect(c).NotTo(gomega.BeNil(), "no canary")
+	g.Expect(c.Failed).To(gomega.Equal(phase == canaryFailed), "canary failed")
+	g.Expect(c.Paused).To(gomega.Equal(phase == canaryPaused), "canary paused")
+	if why != "" {
+		g.Expect(c.Reason).To(gomega.Equal(why), "canary reason: %s", c.Message)
+	}
+	conds := eds.Status.Conditions
+	g.Expect(apimeta.IsStatusConditionFalse(conds, v1alpha1.ReadyCondition)).To(gomega.BeTrue(), "Ready in %v", conds)
+	progressing, absent, canaryStatus := v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition, metav1.ConditionTrue
+	if phase == canaryFailed {
+		progressing, absent, canaryStatus = v1alpha1.StalledCondition, v1alpha1.ReconcilingCondition, metav1.ConditionFalse
+	}
+	g.Expect(apimeta.FindStatusCondition(conds, progressing)).To(gomega.And(gomega.Not(gomega.BeNil()),
+		gomega.HaveField("Status", metav1.ConditionTrue), gomega.HaveField("Reason", phase.reason),
+		gomega.HaveField("Message", gomega.ContainSubstring(c.ReplicaSet))), "%s in %v", progressing, conds)
+	g.Expect(apimeta.FindStatusCondition(conds, absent)).To(gomega.BeNil(), "%s in %v", absent, conds)
+	g.Expect(apimeta.FindStatusCondition(conds, v1alpha1.CanaryCondition)).To(gomega.And(gomega.Not(gomega.BeNil()),
+		gomega.HaveField("Status", canaryStatus), gomega.HaveField("Reason", phase.reason),
+		gomega.HaveField("Message", gomega.And(gomega.ContainSubstring(c.ReplicaSet), gomega.ContainSubstring(why)))),
+		"Canary in %v", conds)
+	g.Expect(eds.Status.State).To(gomega.Equal(phase.state))
+	g.Expect(kstatusOf(g, eds).Status).To(gomega.Equal(phase.kstatus))
+}
+
+// expectCanary waits until eds reports a canary of its current template
+// in phase for the reason why (any reason if empty), and returns it.
+func (s *scenario) expectCanary(eds *v1alpha1.ExtendedDaemonSet, phase canaryPhase, why string) *v1alpha1.ExtendedDaemonSet {
+	s.t.Helper()
+	var latest *v1alpha1.ExtendedDaemonSet
+	s.g.Eventually(func(g gomega.Gomega) {
+		latest = &v1alpha1.ExtendedDaemonSet{}
+		g.Expect(env.Client.Get(s.ctx, client.ObjectKeyFromObject(eds), latest)).To(gomega.Succeed())
+		checkCanary(g, latest, phase, why)
+		g.Expect(latest.Status.ActiveReplicaSet).NotTo(gomega.Equal(latest.Status.Canary.ReplicaSet), "the canary is active")
+	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+	return latest
+}
+
+// expectCanaryHolds waits until eds runs a canary of version on its
+// canary nodes in phase for the reason why, every other node of nodes
+// staying on stable. Then it checks that nothing moves until the canary has
+// run for past plus holdWindow: neither promoted nor failed, same canary
+// replica set, nodes and pods. It returns the canary.
+func (s *scenario) expectCanaryHolds(eds *v1alpha1.ExtendedDaemonSet, nodes []string, stable, version string,
+	phase canaryPhase, why string, past time.Duration,
+) v1alpha1.CanaryStatus {
+	s.t.Helper()
+	latest := s.expectCanary(eds, phase, why)
+	canary, active := *latest.Status.Canary, latest.Status.ActiveReplicaSet
+	s.expectVersions(eds, nodes, stable, canary.Nodes, version)
+	hold := max(holdWindow, time.Until(canary.StartedAt.Add(past+holdWindow)))
+	s.expectPodsKept(eds, hold, func(g gomega.Gomega) {
+		latest := s.get(eds)
+		checkCanary(g, latest, phase, why)
+		g.Expect(latest.Status.ActiveReplicaSet).To(gomega.Equal(active), "promoted")
+		g.Expect(latest.Status.Canary.ReplicaSet).To(gomega.Equal(canary.ReplicaSet))
+		g.Expect(latest.Status.Canary.Nodes).To(gomega.Equal(canary.Nodes))
+	})
+	return canary
+}
+
+// expectPodsKept checks for hold that the pods of eds stay as they are,
+// none deleted, replaced or added, and that check holds meanwhile.
+func (s *scenario) expectPodsKept(eds *v1alpha1.ExtendedDaemonSet, hold time.Duration, check func(gomega.Gomega)) {
+	s.t.Helper()
+	held := map[types.UID]string{}
+	for _, pod := range s.pods(s.g, eds) {
+		held[pod.UID] = pod.Spec.NodeName
+	}
+	s.g.Consistently(func(g gomega.Gomega) {
+		check(g)
+		now := map[types.UID]string{}
+		for _, pod := range s.pods(g, eds) {
+			g.Expect(pod.DeletionTimestamp).To(gomega.BeNil(), "pod %s deleted", pod.Name)
+			now[pod.UID] = pod.Spec.NodeName
+		}
+		g.Expect(now).To(gomega.Equal(held), "pods replaced")
+	}).WithTimeout(hold).WithPolling(pollInterval).Should(gomega.Succeed())
 }

@@ -21,7 +21,9 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var err error
-	env, err = StartEnv(ctx, EnvOptions{Nodes: clusterNodes, MaxConcurrentReconciles: 4})
+	// The DaemonSet controller runs for the migration tests; no other test
+	// creates a DaemonSet.
+	env, err = StartEnv(ctx, EnvOptions{Nodes: clusterNodes, MaxConcurrentReconciles: 4, NativeDaemonSetController: true})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the end-to-end environment: %v\n", err)
 		return 1

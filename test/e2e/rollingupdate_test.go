@@ -22,7 +22,7 @@ func TestRollingUpdateRespectsMaxUnavailable(t *testing.T) {
 	nodes := s.nodeNames()
 	eds, first := s.expectRolledOut(eds, "v1", nodes)
 
-	pods, statuses := s.startWatching(eds, nodes)
+	pods, statuses := s.startWatching(eds, edsPods(eds.Name), nodes)
 	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
 	eds, second := s.expectRolledOut(eds, "v2", nodes)
 
@@ -48,7 +48,7 @@ func TestRollingUpdateWithMaxSurge(t *testing.T) {
 	nodes := s.nodeNames()
 	eds, _ = s.expectRolledOut(eds, "v1", nodes)
 
-	pods, statuses := s.startWatching(eds, nodes)
+	pods, statuses := s.startWatching(eds, edsPods(eds.Name), nodes)
 	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
 	s.expectRolledOut(eds, "v2", nodes)
 
@@ -59,10 +59,11 @@ func TestRollingUpdateWithMaxSurge(t *testing.T) {
 	s.g.Expect(seen.MaxPerNode).To(gomega.Equal(2), "non-terminating pods on one node")
 }
 
-// startWatching starts a pod watcher and a status recorder on eds.
-func (s *scenario) startWatching(eds *v1alpha1.ExtendedDaemonSet, nodes []string) (*podWatcher, *statusRecorder) {
+// startWatching starts a pod watcher on the pods selector selects and a
+// status recorder on eds, which need not exist yet.
+func (s *scenario) startWatching(eds *v1alpha1.ExtendedDaemonSet, selector string, nodes []string) (*podWatcher, *statusRecorder) {
 	s.t.Helper()
-	pods, err := watchPods(s.ctx, eds.Namespace, eds.Name, nodes)
+	pods, err := watchPods(s.ctx, eds.Namespace, selector, nodes)
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	statuses, err := recordStatus(s.ctx, eds.Namespace, eds.Name)
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
