@@ -31,6 +31,11 @@ type edsMetrics struct {
 	canaryDuration  *prometheus.HistogramVec
 }
 
+// rolloutStartSlack allows for the replica set of a new template being
+// created just before the reconcile that creates it writes Ready=False:
+// timestamps have whole seconds, and a busy API server adds its delay.
+const rolloutStartSlack = 10 * time.Second
+
 // durationBuckets span a few seconds to several hours: a canary of
 // minutes, a rollout of thousands of nodes.
 var durationBuckets = prometheus.ExponentialBuckets(5, 2, 13)
@@ -109,7 +114,7 @@ func (m *edsMetrics) observe(before, after *v1alpha1.ExtendedDaemonSet, active *
 	m.canaryNodes.WithLabelValues(ns, name).Set(float64(nodes))
 
 	if wasReady := conditions.Get(before, v1alpha1.ReadyCondition); active != nil && conditions.IsReady(after) && wasReady != nil &&
-		wasReady.Status != "True" && !active.CreationTimestamp.Before(&wasReady.LastTransitionTime) {
+		wasReady.Status != "True" && !active.CreationTimestamp.Add(rolloutStartSlack).Before(wasReady.LastTransitionTime.Time) {
 		m.rolloutDuration.WithLabelValues(ns, name).Observe(now.Sub(active.CreationTimestamp.Time).Seconds())
 	}
 }

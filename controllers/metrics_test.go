@@ -64,9 +64,15 @@ extendeddaemonset_status_condition{name="agent",namespace="ns",reason="R",status
 	g.Expect(histogram(g, m.rolloutDuration, "ns", "agent")).To(gomega.Equal([2]float64{1, 120}))
 	g.Expect(histogram(g, m.canaryDuration, "ns", "agent", "promoted")).To(gomega.Equal([2]float64{1, 60}))
 
+	// The first template: its replica set is created just before the
+	// reconcile writes Ready=False, and that rollout counts too.
+	first := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(start.Add(2 * time.Hour))}}
+	m.observe(metricsEDS(metav1.ConditionFalse, start.Add(2*time.Hour+time.Second)), done, first, start.Add(2*time.Hour+time.Minute))
+	g.Expect(histogram(g, m.rolloutDuration, "ns", "agent")).To(gomega.Equal([2]float64{2, 180}))
+
 	// Ready again after a node joined: no new rollout to time.
-	m.observe(metricsEDS(metav1.ConditionFalse, start.Add(time.Hour)), done, active, start.Add(2*time.Hour))
-	g.Expect(histogram(g, m.rolloutDuration, "ns", "agent")).To(gomega.Equal([2]float64{1, 120}))
+	m.observe(metricsEDS(metav1.ConditionFalse, start.Add(3*time.Hour)), done, first, start.Add(4*time.Hour))
+	g.Expect(histogram(g, m.rolloutDuration, "ns", "agent")).To(gomega.Equal([2]float64{2, 180}))
 
 	m.forget("ns", "agent")
 	for _, c := range m.collectors() {

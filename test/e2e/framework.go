@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/simcluster"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 )
 
 // EnvOptions configures StartEnv.
@@ -48,6 +50,10 @@ type Env struct {
 	Kube    kubernetes.Interface
 	Dynamic dynamic.Interface
 
+	// MetricsAddr is where the controllers serve their metrics, as the
+	// manager does: HTTPS, for callers the API server authorizes.
+	MetricsAddr string
+
 	// KeepLog leaves the controllers' log in place at Stop, for a run that
 	// failed.
 	KeepLog bool
@@ -67,7 +73,11 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating controller log: %w", err)
 	}
-	env := &Env{logPath: logFile.Name(), logFile: logFile, opts: opts}
+	ports, err := daemon.FreePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{logPath: logFile.Name(), logFile: logFile, opts: opts, MetricsAddr: net.JoinHostPort("127.0.0.1", ports[0])}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, env.Stop())
@@ -105,7 +115,7 @@ func (e *Env) startControllers(ctx context.Context, opts EnvOptions) error {
 	logger := zap.New(zap.WriteTo(e.logFile), zap.UseDevMode(true))
 	klog.SetLogger(logger)
 	ctrls, err := harness.StartControllers(ctx, e.Cluster.Config(),
-		controllers.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}, logger)
+		controllers.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}, logger, harness.WithSecureMetrics(e.MetricsAddr))
 	if err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}
