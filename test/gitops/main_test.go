@@ -5,15 +5,13 @@
 package gitops
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -30,21 +28,10 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	env, cfg, err := harness.StartEnvtest(repoPath("config/crd/bases"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return harness.RunWithEnvtest(func(_ *rest.Config, c client.Client) int {
+		k8s = c
+		return m.Run()
+	})
 }
 
 func repoPath(rel string) string { return filepath.Join(harness.RepoRoot(), rel) }

@@ -3,8 +3,11 @@ package harness
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -30,4 +33,22 @@ func StartEnvtest(crdDirs ...string) (*envtest.Environment, *rest.Config, error)
 		return nil, nil, fmt.Errorf("starting envtest: %w", err)
 	}
 	return env, cfg, nil
+}
+
+// RunWithEnvtest is the body of a TestMain: it starts envtest with the
+// product's CRDs, gives run a client with the core and extendeddaemonset.io
+// kinds, and stops everything after. It returns the exit code.
+func RunWithEnvtest(run func(cfg *rest.Config, c client.Client) int) int {
+	env, cfg, err := StartEnvtest(filepath.Join(RepoRoot(), "config", "crd", "bases"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	c, err := client.New(cfg, client.Options{Scheme: Scheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return run(cfg, c)
 }

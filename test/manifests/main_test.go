@@ -4,7 +4,6 @@ package manifests
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -15,12 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 )
 
@@ -34,22 +31,11 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	env, cfg, err := harness.StartEnvtest(repoPath("config/crd/bases"))
-	restConfig = cfg
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return harness.RunWithEnvtest(func(cfg *rest.Config, c client.Client) int {
+		restConfig = cfg
+		k8s = c
+		return m.Run()
+	})
 }
 
 func repoPath(rel string) string { return filepath.Join(harness.RepoRoot(), rel) }
