@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
 )
 
 // analyzedCanary is a canary under metric analysis, as first seen running.
@@ -95,6 +96,8 @@ func (s *scenario) expectFailedByAnalysis(c *analyzedCanary, written *v1alpha1.E
 			g.Expect(stalled.Message).To(gomega.ContainSubstring(m))
 		}
 		g.Expect(kstatusOf(g, latest).Status).To(gomega.Equal(status.FailedStatus))
+		health, _ := argoHealthOf(g, latest)
+		g.Expect(health).To(gomega.Equal(argocd.Degraded))
 		g.Expect(apimeta.FindStatusCondition(latest.Status.Conditions, v1alpha1.AnalysisCondition)).To(gomega.And(
 			gomega.HaveField("Status", metav1.ConditionFalse), gomega.HaveField("Reason", v1alpha1.ReasonAnalysisFailed)))
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
@@ -223,6 +226,9 @@ func TestAnalysisPrometheusDownPausesThenResumes(t *testing.T) {
 	s.g.Expect(apimeta.FindStatusCondition(latest.Status.Conditions, v1alpha1.ReconcilingCondition)).To(
 		gomega.HaveField("Reason", v1alpha1.ReasonCanaryPaused))
 	s.g.Expect(kstatusOf(s.g, latest).Status).To(gomega.Equal(status.InProgressStatus))
+	health, message := argoHealthOf(s.g, latest)
+	s.g.Expect(health).To(gomega.Equal(argocd.Suspended), message)
+	s.g.Expect(message).To(gomega.ContainSubstring("connection refused"), "Argo CD shows why")
 	s.expectWarning(c.eds, v1alpha1.ReasonAnalysisError, c.replicaSet)
 
 	// Past the duration, still no promotion on missing data.

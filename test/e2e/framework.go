@@ -127,10 +127,24 @@ func (e *Env) startControllers(ctx context.Context, opts EnvOptions) error {
 // controller restart or a change of leader would: nothing held in memory
 // survives, only what the API objects say.
 func (e *Env) RestartControllers(ctx context.Context) error {
+	if err := e.StopControllers(); err != nil {
+		return err
+	}
+	return e.StartControllers(ctx)
+}
+
+// StopControllers stops the controllers alone: the cluster goes on, and
+// nothing reconciles until StartControllers.
+func (e *Env) StopControllers() error {
 	if err := e.controllers.Stop(); err != nil {
 		return fmt.Errorf("stopping controllers: %w", err)
 	}
 	e.controllers = nil
+	return nil
+}
+
+// StartControllers starts controllers stopped by StopControllers.
+func (e *Env) StartControllers(ctx context.Context) error {
 	return e.startControllers(ctx, e.opts)
 }
 

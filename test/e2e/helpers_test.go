@@ -28,6 +28,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
+	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
@@ -195,15 +196,27 @@ func allCounters(n int) counters {
 
 // kstatusOf computes what Flux's health check reads from obj.
 func kstatusOf(g gomega.Gomega, obj client.Object) *status.Result {
+	res, err := status.Compute(unstructuredOf(g, obj))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return res
+}
+
+// argoHealthOf runs the shipped Argo CD health check on obj, as Argo CD
+// does, and returns the health status with its message.
+func argoHealthOf(g gomega.Gomega, obj client.Object) (string, string) {
+	health, message, err := argocd.Health(unstructuredOf(g, obj))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return health, message
+}
+
+func unstructuredOf(g gomega.Gomega, obj client.Object) *unstructured.Unstructured {
 	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	u := &unstructured.Unstructured{Object: content}
 	u.SetGroupVersionKind(gvk)
-	res, err := status.Compute(u)
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	return res
+	return u
 }
 
 // expectReady checks that eds reports a finished rollout of its current
@@ -215,6 +228,8 @@ func expectReady(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) {
 	g.Expect(apimeta.FindStatusCondition(eds.Status.Conditions, v1alpha1.ReconcilingCondition)).To(gomega.BeNil())
 	g.Expect(apimeta.FindStatusCondition(eds.Status.Conditions, v1alpha1.StalledCondition)).To(gomega.BeNil())
 	g.Expect(kstatusOf(g, eds).Status).To(gomega.Equal(status.CurrentStatus))
+	health, message := argoHealthOf(g, eds)
+	g.Expect(health).To(gomega.Equal(argocd.Healthy), "Argo CD health: %s", message)
 	g.Expect(eds.Status.State).To(gomega.Equal(v1alpha1.StateRunning))
 }
 
@@ -245,6 +260,8 @@ func (s *scenario) expectRolledOut(eds *v1alpha1.ExtendedDaemonSet, version stri
 			"active replica set %s holds another template", active.Name)
 		g.Expect(active.Status.Status).To(gomega.Equal(v1alpha1.ReplicaSetActive))
 		g.Expect(kstatusOf(g, active).Status).To(gomega.Equal(status.CurrentStatus))
+		health, message := argoHealthOf(g, active)
+		g.Expect(health).To(gomega.Equal(argocd.Healthy), "Argo CD health of %s: %s", active.Name, message)
 
 		keptUIDs := map[types.UID]bool{}
 		for _, pod := range kept {
@@ -534,12 +551,14 @@ type canaryPhase struct {
 	reason  string
 	state   v1alpha1.ExtendedDaemonSetState
 	kstatus status.Status
+	// argo is the Argo CD health the shipped check gives.
+	argo string
 }
 
 var (
-	canaryRunning = canaryPhase{v1alpha1.ReasonCanaryRunning, v1alpha1.StateCanary, status.InProgressStatus}
-	canaryPaused  = canaryPhase{v1alpha1.ReasonCanaryPaused, v1alpha1.StateCanaryPaused, status.InProgressStatus}
-	canaryFailed  = canaryPhase{v1alpha1.ReasonCanaryFailed, v1alpha1.StateCanaryFailed, status.FailedStatus}
+	canaryRunning = canaryPhase{v1alpha1.ReasonCanaryRunning, v1alpha1.StateCanary, status.InProgressStatus, argocd.Progressing}
+	canaryPaused  = canaryPhase{v1alpha1.ReasonCanaryPaused, v1alpha1.StateCanaryPaused, status.InProgressStatus, argocd.Suspended}
+	canaryFailed  = canaryPhase{v1alpha1.ReasonCanaryFailed, v1alpha1.StateCanaryFailed, status.FailedStatus, argocd.Degraded}
 )
 
 // checkCanary checks that eds reports its canary in phase, for the reason
@@ -570,6 +589,8 @@ func checkCanary(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet, phase canaryP
 		"Canary in %v", conds)
 	g.Expect(eds.Status.State).To(gomega.Equal(phase.state))
 	g.Expect(kstatusOf(g, eds).Status).To(gomega.Equal(phase.kstatus))
+	health, message := argoHealthOf(g, eds)
+	g.Expect(health).To(gomega.Equal(phase.argo), "Argo CD health: %s", message)
 }
 
 // expectCanary waits until eds reports a canary of its current template
