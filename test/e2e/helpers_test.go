@@ -28,8 +28,8 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
-	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
 )
 
 // Timeouts are generous: the machine may be small and busy. Nothing is
