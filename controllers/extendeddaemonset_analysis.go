@@ -67,7 +67,7 @@ func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace str
 		}
 		c, err := analysis.CredentialsFromSecret(secret.Data)
 		if err != nil {
-			return nil, fmt.Errorf("Secret %s: %w", key, err)
+			return nil, fmt.Errorf("credentials in Secret %s: %w", key, err)
 		}
 		creds = c
 	}
