@@ -69,15 +69,7 @@ func TestStepIsGatedByTheAnalysis(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(&in)
 			}
-			res, err := Step(in)
-			g.Expect(err).NotTo(gomega.HaveOccurred())
-			g.Expect(res.Promote).To(gomega.Equal(tc.promote))
-			g.Expect(res.Status.Failed).To(gomega.Equal(tc.failed))
-			g.Expect(res.Status.Paused).To(gomega.Equal(tc.paused))
-			g.Expect(res.Transition).To(gomega.Equal(tc.transition))
-			if !tc.promote {
-				g.Expect(res.Status.Reason).To(gomega.Equal(tc.reason))
-			}
+			res := expectOutcome(g, in, outcome{tc.promote, tc.failed, tc.paused, tc.reason, tc.transition})
 			if tc.analysis != nil && (tc.failed || tc.paused) && tc.reason != ReasonPausedByUser && tc.reason != "CrashLoopBackOff" {
 				g.Expect(res.Status.Message).To(gomega.Equal(tc.analysis.Message), "the analysis says why")
 			}

@@ -140,15 +140,7 @@ func TestStepManualControls(t *testing.T) {
 			if tc.pods != nil {
 				in.Pods = tc.pods
 			}
-			res, err := Step(in)
-			g.Expect(err).NotTo(gomega.HaveOccurred())
-			g.Expect(res.Promote).To(gomega.Equal(tc.promote))
-			g.Expect(res.Status.Failed).To(gomega.Equal(tc.failed))
-			g.Expect(res.Status.Paused).To(gomega.Equal(tc.paused))
-			g.Expect(res.Transition).To(gomega.Equal(tc.transition))
-			if !tc.promote {
-				g.Expect(res.Status.Reason).To(gomega.Equal(tc.reason))
-			}
+			res := expectOutcome(g, in, outcome{tc.promote, tc.failed, tc.paused, tc.reason, tc.transition})
 			if tc.paused || tc.reason == "WaitingForValidation" {
 				g.Expect(res.RequeueAfter).To(gomega.Equal(58*time.Minute+time.Second), "wakes up for canaryTimeout")
 			}
@@ -200,4 +192,25 @@ func TestStepReplacesAVanishedCanaryNode(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-00"}))
 	g.Expect(res.Transition).To(gomega.BeEmpty(), "the same canary goes on")
+}
+
+// outcome is what a step is expected to decide.
+type outcome struct {
+	promote, failed, paused bool
+	reason, transition      string
+}
+
+// expectOutcome runs one step and checks its decision; the reason is
+// checked unless the canary was promoted, which clears its status.
+func expectOutcome(g gomega.Gomega, in Input, want outcome) Result {
+	res, err := Step(in)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(res.Promote).To(gomega.Equal(want.promote))
+	g.Expect(res.Status.Failed).To(gomega.Equal(want.failed))
+	g.Expect(res.Status.Paused).To(gomega.Equal(want.paused))
+	g.Expect(res.Transition).To(gomega.Equal(want.transition))
+	if !want.promote {
+		g.Expect(res.Status.Reason).To(gomega.Equal(want.reason))
+	}
+	return res
 }
