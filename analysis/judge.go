@@ -228,7 +228,33 @@ func judgeMannWhitney(canary, baseline []float64, t *v1alpha1.MannWhitneyTest) v
 		return failed("canary differs from baseline (%s) at confidence %s: %s",
 			directionWord(t.Direction), formatValue(confidence), summary)
 	}
+	if best := strongestP(len(canary), len(baseline), alternative); best >= alpha {
+		summary += fmt.Sprintf("; with so few pods this test cannot reach confidence %s (best possible p=%s): add canary nodes or lower the confidence",
+			formatValue(confidence), formatValue(best))
+	}
 	return successful("no significant %s at confidence %s: %s", directionWord(t.Direction), formatValue(confidence), summary)
+}
+
+// strongestP is the p-value of the most extreme samples of these sizes,
+// every canary value beyond every baseline one: when even that is not
+// significant, the test can never fail the canary, and a person should know.
+func strongestP(canaryPods, baselinePods int, alternative Alternative) float64 {
+	canary, baseline := make([]float64, canaryPods), make([]float64, baselinePods)
+	sign := 1.0
+	if alternative == AlternativeLess {
+		sign = -1
+	}
+	for i := range canary {
+		canary[i] = sign * float64(baselinePods+i)
+	}
+	for j := range baseline {
+		baseline[j] = sign * float64(j)
+	}
+	result, err := MannWhitneyU(canary, baseline, alternative)
+	if err != nil {
+		return 1
+	}
+	return result.P
 }
 
 func directionWord(d v1alpha1.ComparisonDirection) string {

@@ -289,3 +289,28 @@ func TestTruncateKeepsUTF8(t *testing.T) {
 		t.Error("a short string must be kept")
 	}
 }
+
+// With one canary pod a Mann-Whitney test can never be significant at 95%:
+// the verdict passes, and says so rather than look like evidence.
+func TestMeasureMannWhitneyTooFewPodsSaysSo(t *testing.T) {
+	many := vector(0.10, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.19)
+	for _, c := range []struct {
+		name   string
+		canary model.Value
+		warned bool
+	}{
+		{"one canary pod", vector(0.9), true},
+		{"eight canary pods", vector(0.10, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.17), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := &fakeQuerier{canary: answer{value: c.canary}, baseline: answer{value: many}}
+			m := Measure(context.Background(), q, mannWhitneyMetric(v1alpha1.DirectionIncrease), testVars(), t0)
+			if m.Phase != v1alpha1.AnalysisSuccessful {
+				t.Errorf("got %s (%s), want Successful", m.Phase, m.Message)
+			}
+			if warned := strings.Contains(m.Message, "cannot reach confidence 0.95"); warned != c.warned {
+				t.Errorf("warned %v, want %v: %s", warned, c.warned, m.Message)
+			}
+		})
+	}
+}
