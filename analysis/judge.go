@@ -304,15 +304,15 @@ func withWarnings(v verdict, warnings promv1.Warnings) verdict {
 
 // oneLine collapses whitespace and truncates s, for quoting a server's body.
 func oneLine(s string, limit int) string {
-	return truncate(strings.Join(strings.Fields(s), " "), limit)
+	return Truncate(strings.Join(strings.Fields(s), " "), limit)
 }
 
 // truncationMarker ends a string that was cut short.
 const truncationMarker = "...[truncated]"
 
-// truncate cuts s to at most limit bytes, marker included, on a UTF-8
-// boundary.
-func truncate(s string, limit int) string {
+// Truncate cuts s to at most limit bytes, marker included, on a UTF-8
+// boundary, so a message stays within what a status field should hold.
+func Truncate(s string, limit int) string {
 	if len(s) <= limit {
 		return s
 	}

@@ -281,11 +281,11 @@ func TestMeasureMannWhitneyValues(t *testing.T) {
 
 func TestTruncateKeepsUTF8(t *testing.T) {
 	s := strings.Repeat("é", 100)
-	got := truncate(s, 50)
+	got := Truncate(s, 50)
 	if len(got) > 50 || !strings.HasSuffix(got, truncationMarker) || !strings.HasPrefix(s, strings.TrimSuffix(got, truncationMarker)) {
 		t.Errorf("truncate = %q", got)
 	}
-	if truncate("short", 50) != "short" {
+	if Truncate("short", 50) != "short" {
 		t.Error("a short string must be kept")
 	}
 }

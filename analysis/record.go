@@ -86,8 +86,8 @@ func fold(r *v1alpha1.MetricResult, m v1alpha1.Measurement) {
 	r.ConsecutiveError = nextRun(r.ConsecutiveError, m.Phase == v1alpha1.AnalysisError)
 	r.ConsecutiveInconclusive = nextRun(r.ConsecutiveInconclusive, m.Phase == v1alpha1.AnalysisInconclusive)
 
-	m.Message = truncate(m.Message, maxMessageLength)
-	m.Query = truncate(m.Query, MaxQueryLength)
+	m.Message = Truncate(m.Message, maxMessageLength)
+	m.Query = Truncate(m.Query, MaxQueryLength)
 	r.Message = m.Message
 	for i := range r.Measurements {
 		r.Measurements[i].Query = ""

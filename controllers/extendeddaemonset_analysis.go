@@ -151,7 +151,7 @@ func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
 		message = "waiting for the first measurement"
 	}
 	return &metav1.Condition{Type: v1alpha1.AnalysisCondition, Status: status, Reason: analysisReasons[a.Phase],
-		Message: truncate(message, maxConditionMessage)}
+		Message: analysis.Truncate(message, maxConditionMessage)}
 }
 
 // analysisIn is the analysis of a canary, read from the reconciled object.

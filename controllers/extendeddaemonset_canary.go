@@ -20,14 +20,14 @@ import (
 // against and becomes active at once, as does a template whose active
 // replica set was deleted. It returns when time alone changes the decision.
 func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
 ) (time.Duration, error) {
 	st := &eds.Status
 	if st.ActiveReplicaSet == current.Name || eds.Spec.Strategy.Canary == nil || byName(sets, st.ActiveReplicaSet) == nil {
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 		return 0, nil
 	}
-	in, stablePods, err := r.canaryInput(ctx, eds, current)
+	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes)
 	if err != nil {
 		return 0, err
 	}
@@ -69,7 +69,7 @@ func soonest(a, b time.Duration) time.Duration {
 // pods; and the names of the active replica set's pods, the baseline of an
 // analysis.
 func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
 ) (in canary.Input, stablePods []string, err error) {
 	strategy := eds.Spec.Strategy.Canary
 	in = canary.Input{
@@ -84,10 +84,6 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 			return in, nil, fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err)
 		}
 		selector = s
-	}
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return in, nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	pods, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
 	if err != nil {
@@ -106,8 +102,8 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 			restarts[placement.TargetNode(pod)] += c.RestartCount
 		}
 	}
-	for i := range nodes.Items {
-		node := &nodes.Items[i]
+	for i := range nodes {
+		node := &nodes[i]
 		if !placement.NodeFit(&current.Spec.Template, node).ShouldRun {
 			continue
 		}

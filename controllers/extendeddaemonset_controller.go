@@ -73,15 +73,6 @@ func extendedDaemonSetsOfNodeAnnotations(_ context.Context, node client.Object) 
 	return out
 }
 
-// observe reads what the status needs beyond the replica sets.
-func (r *ExtendedDaemonSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) (edsObservation, error) {
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return edsObservation{}, fmt.Errorf("listing nodes: %w", err)
-	}
-	return edsObservation{malformedOverrides: overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, nodes.Items)}, nil
-}
-
 // canaryMayRun says whether a canary may be running or about to start. A
 // canary decides on time and on what it recorded last: a cache that has
 // not yet seen the last status write would measure again, tell the same
@@ -123,7 +114,13 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if byName(sets, current.Name) == nil {
 		sets = append(sets, current)
 	}
-	requeue, err := r.chooseActive(ctx, eds, sets, current)
+	// Nodes are listed once: the canary picks its nodes from them, the
+	// status reports their malformed resource overrides.
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
+	}
+	requeue, err := r.chooseActive(ctx, eds, sets, current, nodes.Items)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -131,12 +128,8 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, err
 	}
 
-	obs, err := r.observe(ctx, eds)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-
-	setExtendedDaemonSetStatus(eds, sets, current, obs)
+	setExtendedDaemonSetStatus(eds, sets, current,
+		edsObservation{malformedOverrides: overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, nodes.Items)})
 	r.recordTransitions(before, eds)
 	if err := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
 		patch.WithFieldOwner(fieldOwner)); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
@@ -15,6 +16,11 @@ var extendedDaemonSetOwnedConditions = []string{
 	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition, v1alpha1.CanaryCondition,
 	v1alpha1.ResourceOverridesCondition, v1alpha1.AnalysisCondition,
 }
+
+// maxConditionMessage keeps condition messages readable and far below the
+// API server's limit of 32768 bytes, even when thousands of nodes or twenty
+// metrics have something to say.
+const maxConditionMessage = 1024
 
 // edsObservation is what the status of an ExtendedDaemonSet is computed
 // from besides its replica sets.
@@ -63,7 +69,7 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha
 
 	if err := obs.malformedOverrides; err != nil {
 		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.ResourceOverridesCondition, Status: metav1.ConditionFalse,
-			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: truncate(err.Error(), maxConditionMessage)})
+			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: analysis.Truncate(err.Error(), maxConditionMessage)})
 	} else {
 		conditions.Delete(eds, v1alpha1.ResourceOverridesCondition)
 	}
