@@ -253,11 +253,9 @@ func TestAnalysisPrometheusDownPausesThenResumes(t *testing.T) {
 // about obj, repeats of one event included.
 func (s *scenario) eventCount(obj client.Object, reason string) int {
 	s.t.Helper()
-	list, err := env.Kube.EventsV1().Events(obj.GetNamespace()).List(s.ctx, metav1.ListOptions{})
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	n := 0
-	for _, ev := range list.Items {
-		if ev.Regarding.Name == obj.GetName() && ev.Regarding.UID == obj.GetUID() && ev.Reason == reason {
+	for _, ev := range s.controllerEvents(s.g, obj) {
+		if ev.Reason == reason {
 			n++
 			if ev.Series != nil {
 				n += int(ev.Series.Count) - 1

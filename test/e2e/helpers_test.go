@@ -12,6 +12,7 @@ import (
 	"github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -341,24 +342,35 @@ func (s *scenario) expectWarning(obj client.Object, reason string, about ...stri
 // unless it is empty.
 func (s *scenario) expectEventOfType(obj client.Object, eventType, reason string, about []string) {
 	s.t.Helper()
-	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	note := []gomega.OmegaMatcher{gomega.HavePrefix(reason + ": ")}
 	for _, a := range about {
 		note = append(note, gomega.ContainSubstring(a))
 	}
 	s.g.Eventually(func(g gomega.Gomega) {
-		list, err := env.Kube.EventsV1().Events(obj.GetNamespace()).List(s.ctx, metav1.ListOptions{})
-		g.Expect(err).NotTo(gomega.HaveOccurred())
 		var seen []string
-		for _, ev := range list.Items {
-			if ev.Regarding.Kind == gvk.Kind && ev.Regarding.Name == obj.GetName() && ev.Regarding.UID == obj.GetUID() &&
-				ev.ReportingController == controllers.ControllerName && (eventType == "" || ev.Type == eventType) {
+		for _, ev := range s.controllerEvents(g, obj) {
+			if eventType == "" || ev.Type == eventType {
 				seen = append(seen, ev.Reason+": "+ev.Note)
 			}
 		}
-		g.Expect(seen).To(gomega.ContainElement(gomega.And(note...)), "%s events of %s %s", eventType, gvk.Kind, obj.GetName())
+		g.Expect(seen).To(gomega.ContainElement(gomega.And(note...)), "%s events of %s", eventType, obj.GetName())
 	}).WithTimeout(time.Minute).WithPolling(pollInterval).Should(gomega.Succeed())
+}
+
+// controllerEvents lists the events the controller reported about obj.
+func (s *scenario) controllerEvents(g gomega.Gomega, obj client.Object) []eventsv1.Event {
+	gvk, err := apiutil.GVKForObject(obj, env.Client.Scheme())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	list, err := env.Kube.EventsV1().Events(obj.GetNamespace()).List(s.ctx, metav1.ListOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	var about []eventsv1.Event
+	for _, ev := range list.Items {
+		if ev.Regarding.Kind == gvk.Kind && ev.Regarding.Name == obj.GetName() && ev.Regarding.UID == obj.GetUID() &&
+			ev.ReportingController == controllers.ControllerName {
+			about = append(about, ev)
+		}
+	}
+	return about
 }
 
 // addNodes adds fake nodes for this test alone; they are deleted at its

@@ -103,16 +103,9 @@ func TestMigrationFromNativeDaemonSet(t *testing.T) {
 // orphansOf lists the live pods eds's selector matches that no controller
 // owns: a DaemonSet's pods once it was deleted with --cascade=orphan.
 func (s *scenario) orphansOf(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) []corev1.Pod {
-	var list corev1.PodList
-	g.Expect(env.Client.List(s.ctx, &list, client.InNamespace(eds.Namespace),
-		client.MatchingLabels(eds.Spec.Selector.MatchLabels))).To(gomega.Succeed())
-	var orphans []corev1.Pod
-	for _, pod := range list.Items {
-		if metav1.GetControllerOf(&pod) == nil && pod.DeletionTimestamp == nil {
-			orphans = append(orphans, pod)
-		}
-	}
-	return orphans
+	return s.podsWhere(g, eds.Namespace, eds.Spec.Selector.MatchLabels, func(pod *corev1.Pod) bool {
+		return metav1.GetControllerOf(pod) == nil && pod.DeletionTimestamp == nil
+	})
 }
 
 func podUIDs(pods []corev1.Pod) []string {
@@ -126,14 +119,21 @@ func podUIDs(pods []corev1.Pod) []string {
 
 // daemonSetPods lists the pods ds controls.
 func (s *scenario) daemonSetPods(g gomega.Gomega, ds *appsv1.DaemonSet) []corev1.Pod {
+	return s.podsWhere(g, ds.Namespace, ds.Spec.Selector.MatchLabels, func(pod *corev1.Pod) bool {
+		ref := metav1.GetControllerOf(pod)
+		return ref != nil && ref.UID == ds.UID
+	})
+}
+
+// podsWhere lists the pods of namespace with labels that keep accepts.
+func (s *scenario) podsWhere(g gomega.Gomega, namespace string, labels map[string]string, keep func(*corev1.Pod) bool) []corev1.Pod {
 	var list corev1.PodList
-	g.Expect(env.Client.List(s.ctx, &list, client.InNamespace(ds.Namespace),
-		client.MatchingLabels(ds.Spec.Selector.MatchLabels))).To(gomega.Succeed())
-	var owned []corev1.Pod
-	for _, pod := range list.Items {
-		if ref := metav1.GetControllerOf(&pod); ref != nil && ref.UID == ds.UID {
-			owned = append(owned, pod)
+	g.Expect(env.Client.List(s.ctx, &list, client.InNamespace(namespace), client.MatchingLabels(labels))).To(gomega.Succeed())
+	var kept []corev1.Pod
+	for i := range list.Items {
+		if keep(&list.Items[i]) {
+			kept = append(kept, list.Items[i])
 		}
 	}
-	return owned
+	return kept
 }
