@@ -109,7 +109,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 		}
 		in.Desired++
 		if selector.Matches(labels.Set(node.Labels)) {
-			in.Candidates = append(in.Candidates, canary.Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts[node.Name]})
+			in.Candidates = append(in.Candidates, canary.NewCandidate(node, restarts[node.Name]))
 		}
 	}
 	s := current.Status

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -34,14 +35,67 @@ type Candidate struct {
 	// Restarts are the container restarts of the pod on the node now: a
 	// node whose agent already restarts would blame the canary for it.
 	Restarts int32
+	// Unhealthy says why the node is no new pick (see Eligible), empty when
+	// it is one. A canary already on the node keeps it: moving a canary
+	// because its node blipped NotReady would restart its duration
+	// elsewhere for nothing.
+	Unhealthy string
+}
+
+// NewCandidate is node as a canary candidate whose current pod restarted
+// restarts times.
+func NewCandidate(node *corev1.Node, restarts int32) Candidate {
+	_, why := Eligible(node)
+	return Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why}
+}
+
+// unhealthyTaints mark nodes that are down or on their way out: a canary
+// there would fail, or be judged, for reasons that are not its own.
+var unhealthyTaints = []string{
+	corev1.TaintNodeUnschedulable,
+	corev1.TaintNodeNotReady,
+	corev1.TaintNodeUnreachable,
+	"karpenter.sh/disrupted",
+	"ToBeDeletedByClusterAutoscaler",
+}
+
+// Eligible says whether node makes a good new canary node and, when not,
+// why: it must be Ready, schedulable, not drained or disrupted, and not
+// going away.
+func Eligible(node *corev1.Node) (bool, string) {
+	if node.DeletionTimestamp != nil {
+		return false, "the node is being deleted"
+	}
+	if node.Spec.Unschedulable {
+		return false, "the node is cordoned"
+	}
+	for _, t := range node.Spec.Taints {
+		if slices.Contains(unhealthyTaints, t.Key) {
+			return false, fmt.Sprintf("the node has taint %s", t.Key)
+		}
+	}
+	if !ready(node) {
+		return false, "the node is not Ready"
+	}
+	return true, ""
+}
+
+func ready(node *corev1.Node) bool {
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // SelectNodes picks want canary nodes among candidates. Nodes already
 // chosen (previous) that are still candidates are kept, so the choice is
 // stable across reconciles and restarts and a vanished node is replaced by
-// one new pick. New picks spread across the values of keys (the node
-// antiaffinity keys): each goes to the value combination holding the fewest
-// canaries so far, then to the node with the fewest restarts, then by name.
+// one new pick. New picks are healthy candidates only, and spread across
+// the values of keys (the node antiaffinity keys): each goes to the value
+// combination holding the fewest canaries so far, then to the node with the
+// fewest restarts, then by name.
 func SelectNodes(candidates []Candidate, want int, keys []string, previous []string) []string {
 	byName := make(map[string]*Candidate, len(candidates))
 	groupOf := make(map[string]string, len(candidates))
@@ -64,7 +118,7 @@ func SelectNodes(candidates []Candidate, want int, keys []string, previous []str
 	}
 	rest := make([]*Candidate, 0, len(candidates))
 	for i := range candidates {
-		if !picked[candidates[i].Name] {
+		if !picked[candidates[i].Name] && candidates[i].Unhealthy == "" {
 			rest = append(rest, &candidates[i])
 		}
 	}

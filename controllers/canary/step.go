@@ -22,7 +22,9 @@ type Input struct {
 	// the canary.
 	ReplicaSet, TemplateHash string
 	// Candidates are the nodes the canary template fits and the canary node
-	// selector allows; Desired is the number of nodes the template fits.
+	// selector allows, unhealthy ones marked: those are kept by the
+	// recorded canary of ReplicaSet but never newly picked. Desired is the
+	// number of nodes the template fits.
 	Candidates []Candidate
 	Desired    int
 	// Pods are the canary replica set's pods.

@@ -214,3 +214,20 @@ func expectOutcome(g gomega.Gomega, in Input, want outcome) Result {
 	}
 	return res
 }
+
+func TestStepKeepsItsNodeThroughANotReadyBlipButStartsOnHealthyNodes(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(time.Minute, &v1alpha1.CanaryStrategy{})
+	in.Candidates[1].Unhealthy = "not Ready" // node-01, the canary's node
+	res, err := Step(in)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-01"}), "the running canary keeps its node")
+
+	// A canary of a newer template starts afresh, on healthy nodes only.
+	in.ReplicaSet = "rs-3"
+	in.Candidates[0].Unhealthy = "cordoned"
+	res, err = Step(in)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(res.Transition).To(gomega.Equal(Started))
+	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-02"}))
+}
