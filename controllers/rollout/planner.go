@@ -10,7 +10,8 @@ import (
 // available pod of a desired node when that would leave more than
 // MaxUnavailable desired nodes without one, never puts a second pod on a
 // node except to surge (at most MaxSurge nodes at once), and never creates
-// a pod on a node that still has a pod terminating.
+// a pod on a node that still has a pod terminating. Both budgets are shared
+// with the other replica set of the ExtendedDaemonSet (Input.Elsewhere).
 func Compute(in Input) Plan {
 	p := planner{in: in}
 	nodes := slices.Clone(in.Nodes)
@@ -50,6 +51,12 @@ type planner struct {
 }
 
 func (p *planner) observeNode(node *Node) {
+	if node.Unresponsive {
+		if node.ShouldRun {
+			p.plan.Counts.IgnoredUnresponsive++
+		}
+		return
+	}
 	var newPods, oldPods []Pod
 	terminating := false
 	for _, pod := range p.in.Pods[node.Name] {
@@ -88,6 +95,7 @@ func (p *planner) observeNode(node *Node) {
 		if newPod != nil && oldPod != nil {
 			if p.available(newPod) {
 				p.remove(*oldPod, DeleteSurgeEnded)
+				p.plan.Counts.SurgeEnding++
 			} else {
 				p.plan.Counts.Surging++
 			}
@@ -114,6 +122,7 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 	case newPod != nil:
 		if p.available(newPod) {
 			p.remove(*oldPod, DeleteSurgeEnded)
+			p.plan.Counts.SurgeEnding++
 			p.plan.Counts.UpToDate++
 			return
 		}
@@ -292,14 +301,14 @@ func (p *planner) planCreations() {
 		p.remove(pod, DeleteReplaced)
 	}
 	if p.in.Params.MaxSurge > 0 {
-		n := take(p.in.Params.MaxSurge - p.plan.Counts.Surging)
+		n := take(p.in.Params.MaxSurge - p.plan.Counts.Surging - p.in.Elsewhere.Surging)
 		n = min(n, len(p.surgeable))
 		for _, pod := range p.surgeable[:n] {
 			p.plan.Create = append(p.plan.Create, pod.Node)
 		}
 		return
 	}
-	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable
+	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable - p.in.Elsewhere.Unavailable
 	for _, pod := range p.oldAvailable[:min(take(allowed), len(p.oldAvailable))] {
 		p.remove(pod, DeleteReplaced)
 	}

@@ -67,7 +67,7 @@ func TestComputePlacement(t *testing.T) {
 			name:   "a surge a NoSchedule taint caught ends once its new pod is available",
 			in:     input(params, []Node{misfit("m")}, oldPod("o-m", "m"), newPod("n-m", "m")),
 			delete: []Deletion{surgeEnded("o-m", "m")},
-			counts: &Counts{Current: 1, Ready: 1, Available: 1, Old: 1},
+			counts: &Counts{Current: 1, Ready: 1, Available: 1, Old: 1, SurgeEnding: 1},
 		},
 		{
 			name: "a surge a NoSchedule taint caught holds its place in the surge budget until it ends",
@@ -185,7 +185,7 @@ func TestComputeMaxSurge(t *testing.T) {
 				with([]Pod{newPod("n-a", "a")}, oldOn("a", "b"))...),
 			create: []string{"b"},
 			delete: []Deletion{surgeEnded("o-a", "a")},
-			counts: &Counts{Desired: 2, Current: 1, Ready: 1, Available: 1, UpToDate: 1, Old: 2},
+			counts: &Counts{Desired: 2, Current: 1, Ready: 1, Available: 1, UpToDate: 1, Old: 2, SurgeEnding: 1},
 		},
 		{
 			name: "an unavailable old pod is deleted, not surged",
@@ -556,6 +556,36 @@ func TestComputeDuplicatesFailedAndTerminating(t *testing.T) {
 			in:     input(params, desiredNodes("a", "b"), newPod("n-a", "a", terminating)),
 			create: []string{"b"},
 			counts: &Counts{Desired: 2, Unavailable: 2},
+		},
+	})
+}
+
+func TestComputeSharedBudgetsAndUnresponsiveNodes(t *testing.T) {
+	mu := func(n int) Params { return Params{MaxUnavailable: n, MaxParallelPodCreation: 100} }
+	ms := func(n int) Params { return Params{MaxSurge: n, MaxParallelPodCreation: 100} }
+	elsewhere := func(in Input, spent Spent) Input { in.Elsewhere = spent; return in }
+	unresponsive := func(name string) Node { n := desired(name); n.Unresponsive = true; return n }
+	nodes := desiredNodes("a", "b", "c")
+	runPlanCases(t, []planCase{
+		{
+			name:   "nodes down elsewhere use the unavailability budget",
+			in:     elsewhere(input(mu(2), nodes, oldOn("a", "b", "c")...), Spent{Unavailable: 1}),
+			delete: []Deletion{replaced("o-a", "a")},
+		},
+		{
+			name: "nothing is replaced while the other replica set spends the whole budget",
+			in:   elsewhere(input(mu(1), nodes, oldOn("a", "b", "c")...), Spent{Unavailable: 1}),
+		},
+		{
+			name:   "surges elsewhere use the surge budget",
+			in:     elsewhere(input(ms(2), nodes, oldOn("a", "b", "c")...), Spent{Surging: 1}),
+			create: []string{"a"},
+		},
+		{
+			name:   "an unresponsive node is left alone and costs nothing",
+			in:     input(mu(1), []Node{unresponsive("a"), desired("b")}, oldPod("o-a", "a", terminating), oldPod("o-b", "b")),
+			delete: []Deletion{replaced("o-b", "b")},
+			counts: &Counts{Old: 1, Desired: 1, IgnoredUnresponsive: 1},
 		},
 	})
 }

@@ -15,6 +15,11 @@ type Node struct {
 	// ShouldRun: the template fits (node selector, required affinity,
 	// taints); a pod is created here.
 	ShouldRun bool
+	// Unresponsive: the node has not been Ready for longer than a grace
+	// period. Nothing a rollout does there can succeed (a pod deleted there
+	// stays terminating until the node returns), so the node is left alone
+	// and does not count against the budgets.
+	Unresponsive bool
 	// ShouldContinueRunning: pods already here may stay. True when
 	// ShouldRun is; also true when only a NoSchedule taint is untolerated,
 	// which, as for DaemonSets, keeps running pods but places no new ones.
@@ -92,6 +97,19 @@ type Input struct {
 	BackoffUntil map[string]time.Time
 	Params       Params
 	Now          time.Time
+	// Elsewhere is what the ExtendedDaemonSet's other replica set spends of
+	// the shared budgets on its own nodes: a canary and the active replica
+	// set replace pods under one maxUnavailable and one maxSurge.
+	Elsewhere Spent
+}
+
+// Spent is the share of the budgets in use.
+type Spent struct {
+	// Unavailable counts desired nodes without an available pod, after
+	// the scheduler-failure allowance.
+	Unavailable int
+	// Surging counts nodes running an old and a new pod.
+	Surging int
 }
 
 // DeleteReason says why a pod is deleted.
@@ -134,6 +152,18 @@ type Counts struct {
 	Misplaced int
 	// Surging is the number of nodes running an old and a new pod.
 	Surging int
+	// SurgeEnding is the number of nodes whose surge ends with this plan:
+	// the new pod is available and the old one is deleted now.
+	SurgeEnding int
+	// IgnoredUnresponsive is the number of unresponsive nodes left alone.
+	IgnoredUnresponsive int
+}
+
+// Spent is the share of the budgets these counts use, as another replica
+// set sees it: a surge that ends with this plan holds its node until the
+// plan is carried out.
+func (c Counts) Spent() Spent {
+	return Spent{Unavailable: c.Unavailable, Surging: c.Surging + c.SurgeEnding}
 }
 
 // Plan is what to do now, and when to look again.
