@@ -16,7 +16,8 @@ type Input struct {
 	Annotations map[string]string
 	// Status is the canary recorded so far, nil when none.
 	Status *v1alpha1.CanaryStatus
-	// LastHandledRetry is the retry token already acted upon.
+	// LastHandledRetry is the retry token already acted upon, or seen
+	// while no canary had failed.
 	LastHandledRetry string
 	// ReplicaSet and TemplateHash name the current template's replica set,
 	// the canary.
@@ -86,7 +87,12 @@ func Step(in Input) (Result, error) {
 	if st != nil && st.ReplicaSet != in.ReplicaSet {
 		st = nil
 	}
-	if token := retryToken(in); st != nil && st.Failed && token != "" && token != in.LastHandledRetry {
+	switch token := retryToken(in); {
+	case st == nil || !st.Failed:
+		// A token seen before the canary fails cannot ask to retry that
+		// failure: only a token changed after it does.
+		res.LastHandledRetry = token
+	case token != "" && token != in.LastHandledRetry:
 		st, res.LastHandledRetry, res.Transition = nil, token, Retried
 	}
 	if st != nil && in.Analysis != nil {

@@ -231,3 +231,49 @@ func TestStepKeepsItsNodeThroughANotReadyBlipButStartsOnHealthyNodes(t *testing.
 	g.Expect(res.Transition).To(gomega.Equal(Started))
 	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-02"}))
 }
+
+// TestStepRetryTokenSetBeforeTheFailureRetriesNothing: a token present
+// while the canary runs cannot ask to retry a failure yet to come, so only
+// a token changed after the failure retries it.
+func TestStepRetryTokenSetBeforeTheFailureRetriesNothing(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(time.Minute, &v1alpha1.CanaryStrategy{Retry: "a"})
+	res := expectOutcome(g, in, outcome{})
+	g.Expect(res.LastHandledRetry).To(gomega.Equal("a/"), "seen while running: handled")
+
+	in.LastHandledRetry, in.Status = res.LastHandledRetry, res.Status
+	in.Annotations = map[string]string{v1alpha1.CanaryFailedAnnotation: "rs-2"}
+	res = expectOutcome(g, in, outcome{failed: true, reason: ReasonManual, transition: Failed})
+
+	in.LastHandledRetry, in.Status, in.Annotations = res.LastHandledRetry, res.Status, nil
+	res = expectOutcome(g, in, outcome{failed: true, reason: ReasonManual})
+	g.Expect(res.LastHandledRetry).To(gomega.Equal("a/"))
+
+	in.Strategy.Retry = "b"
+	res = expectOutcome(g, in, outcome{transition: Retried})
+	g.Expect(res.LastHandledRetry).To(gomega.Equal("b/"))
+}
+
+// TestStepRetryTokenSetWithTheFailureIsHandled: a canary that fails in the
+// step that first sees a token is not retried by it afterwards.
+func TestStepRetryTokenSetWithTheFailureIsHandled(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(time.Minute, &v1alpha1.CanaryStrategy{})
+	in.Annotations = map[string]string{v1alpha1.CanaryRetryAnnotation: "a", v1alpha1.CanaryFailedAnnotation: "rs-2"}
+	res := expectOutcome(g, in, outcome{failed: true, reason: ReasonManual, transition: Failed})
+	g.Expect(res.LastHandledRetry).To(gomega.Equal("/a"))
+
+	in.LastHandledRetry, in.Status = res.LastHandledRetry, res.Status
+	delete(in.Annotations, v1alpha1.CanaryFailedAnnotation)
+	expectOutcome(g, in, outcome{failed: true, reason: ReasonManual})
+}
+
+// TestStepRetryTokenOfAnOlderCanaryIsHandled: a token left from an earlier
+// canary does not retry the next canary's failure.
+func TestStepRetryTokenOfAnOlderCanaryIsHandled(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(0, &v1alpha1.CanaryStrategy{Retry: "a"})
+	in.Status = &v1alpha1.CanaryStatus{ReplicaSet: "rs-1", Failed: true}
+	res := expectOutcome(g, in, outcome{transition: Started})
+	g.Expect(res.LastHandledRetry).To(gomega.Equal("a/"))
+}
