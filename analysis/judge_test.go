@@ -84,6 +84,7 @@ func TestMeasureWithoutAnythingToMeasure(t *testing.T) {
 	noPods := testVars()
 	noPods.Target.CanaryPods = nil
 	noThreshold := v1alpha1.AnalysisMetric{Name: "m", Query: "q"}
+	valid := v1alpha1.AnalysisMetric{Name: "m", Query: "q", ThresholdRange: maxRange(1)}
 	cases := []struct {
 		name    string
 		q       Querier
@@ -92,8 +93,9 @@ func TestMeasureWithoutAnythingToMeasure(t *testing.T) {
 		phase   v1alpha1.AnalysisPhase
 		message string
 	}{
-		{"no querier", nil, noThreshold, testVars(), v1alpha1.AnalysisError, "no Prometheus client"},
-		{"no canary pods", &fakeQuerier{}, noThreshold, noPods, v1alpha1.AnalysisInconclusive, "no canary pods"},
+		{"no querier", nil, valid, testVars(), v1alpha1.AnalysisError, "no Prometheus client"},
+		{"no canary pods", &fakeQuerier{}, valid, noPods, v1alpha1.AnalysisInconclusive, "no canary pods"},
+		{"a spec error comes before anything else", nil, noThreshold, noPods, v1alpha1.AnalysisError, "neither thresholdRange nor baseline"},
 		{"nothing to judge against", &fakeQuerier{canary: answer{value: scalar(1)}}, noThreshold, testVars(),
 			v1alpha1.AnalysisError, "neither thresholdRange nor baseline"},
 		{"bad template", &fakeQuerier{}, v1alpha1.AnalysisMetric{Name: "m", Query: "{{.Nope}}", ThresholdRange: maxRange(1)}, testVars(),

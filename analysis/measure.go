@@ -55,6 +55,10 @@ func (mm *measurement) take() v1alpha1.Measurement {
 }
 
 func (mm *measurement) judge() verdict {
+	// A spec error comes first: no wait and no other client would help.
+	if err := checkMetric(mm.metric); err != nil {
+		return erroneous("%v", err)
+	}
 	if mm.querier == nil {
 		return erroneous("no Prometheus client: the provider could not be configured")
 	}
@@ -79,10 +83,7 @@ func (mm *measurement) judge() verdict {
 	if baseline != nil {
 		verdicts = append(verdicts, mm.compareBaseline(tmpl, canary, baseline)...)
 	}
-	if len(verdicts) == 0 {
-		return erroneous("metric %s has neither thresholdRange nor baseline: nothing to judge %s against",
-			mm.metric.Name, formatValue(canary.value))
-	}
+	// checkMetric made sure there is a threshold or a baseline to judge by.
 	return combine(verdicts)
 }
 

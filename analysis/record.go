@@ -20,13 +20,16 @@ const (
 	defaultConsecutiveErrorLimit = 4
 )
 
-// limits are the spec's tolerances with their defaults applied.
+// limits are the spec's tolerances with their defaults applied, and the
+// metrics no tolerance applies to because their spec is wrong.
 type limits struct {
 	failure, inconclusive, consecutiveError int32
+	// specErrors are why metrics can never be measured, by name.
+	specErrors map[string]error
 }
 
 func limitsOf(spec *v1alpha1.CanaryAnalysis) limits {
-	l := limits{consecutiveError: defaultConsecutiveErrorLimit}
+	l := limits{consecutiveError: defaultConsecutiveErrorLimit, specErrors: specErrorsOf(spec)}
 	if spec.FailureLimit != nil {
 		l.failure = *spec.FailureLimit
 	}
@@ -63,7 +66,7 @@ func Record(spec *v1alpha1.CanaryAnalysis, st *v1alpha1.AnalysisStatus, ms map[s
 		if m, ok := ms[metric.Name]; ok {
 			fold(&result, m)
 		}
-		result.Phase = metricPhase(&result, l)
+		result.Phase = metricPhase(&result, l, l.specErrors[metric.Name])
 		out.Metrics = append(out.Metrics, result)
 	}
 	out.Phase, out.Message = overall(spec, out.Metrics, l)
@@ -106,14 +109,18 @@ func nextRun(run int32, continues bool) int32 {
 }
 
 // metricPhase is a metric's verdict so far. Failed is sticky: the Failed
-// counter only grows. Error and Inconclusive last only as long as their run,
-// so a canary paused for missing data resumes when the data returns.
-func metricPhase(r *v1alpha1.MetricResult, l limits) v1alpha1.AnalysisPhase {
+// counter only grows. A spec error is Error at once, measured or not, since
+// measuring again never helps; it lasts until the spec is fixed. Other
+// errors and Inconclusive last only as long as their run, so a canary
+// paused for missing data resumes when the data returns.
+func metricPhase(r *v1alpha1.MetricResult, l limits, specErr error) v1alpha1.AnalysisPhase {
 	switch {
-	case r.Count == 0:
-		return v1alpha1.AnalysisPending
 	case r.Failed > l.failure:
 		return v1alpha1.AnalysisFailed
+	case specErr != nil:
+		return v1alpha1.AnalysisError
+	case r.Count == 0:
+		return v1alpha1.AnalysisPending
 	case r.ConsecutiveError > l.consecutiveError:
 		return v1alpha1.AnalysisError
 	case r.ConsecutiveInconclusive > l.inconclusive:
@@ -213,6 +220,9 @@ func explain(r *v1alpha1.MetricResult, l limits) string {
 		return fmt.Sprintf("%s (%d of %d measurements failed, failureLimit %d)",
 			lastMessage(r, v1alpha1.AnalysisFailed), r.Failed, r.Count, l.failure)
 	case v1alpha1.AnalysisError:
+		if err := l.specErrors[r.Name]; err != nil {
+			return fmt.Sprintf("%v (a mistake in the spec: measuring again cannot help, fix the metric)", err)
+		}
 		return fmt.Sprintf("%s (%d errors in a row, consecutiveErrorLimit %d)",
 			r.Message, r.ConsecutiveError, l.consecutiveError)
 	case v1alpha1.AnalysisInconclusive:
