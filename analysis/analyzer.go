@@ -2,39 +2,63 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
-// maxParallelMeasurements bounds the queries one Step sends at once, so a
-// spec with many metrics does not burst a shared Prometheus.
-const maxParallelMeasurements = 4
+const (
+	// maxParallelMeasurements bounds the queries one Step sends at once, so
+	// a spec with many metrics does not burst a shared Prometheus.
+	maxParallelMeasurements = 4
+
+	// MaxStepDuration bounds one Step, all its due metrics together, so
+	// that a reconcile worker is never held for long by a slow Prometheus:
+	// room for a canary and a baseline query at their longest. A query
+	// still waiting at the deadline is measured as an error.
+	MaxStepDuration = 2 * MaxTimeout
+)
 
 // Analyzer runs the analysis of one canary, one reconcile at a time.
 type Analyzer struct {
-	// Querier queries Prometheus.
+	// Querier queries Prometheus. It must give up when its context ends.
 	Querier Querier
 	// Metrics, when set, exports every measurement for dashboards.
 	Metrics *Metrics
+	// StepTimeout bounds one Step; zero, or more than MaxStepDuration,
+	// means MaxStepDuration.
+	StepTimeout time.Duration
 }
 
-// Step measures the metrics that are due (in parallel, bounded) and records
-// them. It returns the new status and how long until the next measurement
-// is due. With nothing due it still recomputes the phases, so a status
-// written before a spec change reflects the current spec.
+// Step measures the metrics that are due (in parallel, bounded, within the
+// step's timeout) and records them. It returns the new status and how long
+// until the next measurement is due. With nothing due it still recomputes
+// the phases, so a status written before a spec change reflects the current
+// spec.
 func (a Analyzer) Step(ctx context.Context, spec *v1alpha1.CanaryAnalysis, st *v1alpha1.AnalysisStatus, target Target, startedAt, now time.Time) (*v1alpha1.AnalysisStatus, time.Duration) {
 	due, next := Due(spec, st, startedAt, now)
 	if spec == nil {
 		return st.DeepCopy(), next
 	}
+	timeout := a.stepTimeout()
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout,
+		fmt.Errorf("no answer within the %s an analysis step may take", timeout))
+	defer cancel()
 	vars := Vars{Target: target, Interval: intervalOf(spec), Window: max(now.Sub(startedAt), intervalOf(spec))}
 	ms := a.measureAll(ctx, spec, due, vars, now)
 	if a.Metrics != nil && len(ms) > 0 {
 		a.Metrics.ObserveMeasurements(target.Namespace, target.Name, ms)
 	}
 	return Record(spec, st, ms), next
+}
+
+func (a Analyzer) stepTimeout() time.Duration {
+	if a.StepTimeout <= 0 {
+		return MaxStepDuration
+	}
+	return min(a.StepTimeout, MaxStepDuration)
 }
 
 func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis, names []string, vars Vars, now time.Time) map[string]v1alpha1.Measurement {

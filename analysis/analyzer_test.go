@@ -104,3 +104,48 @@ func TestAnalyzerStepWithoutSpec(t *testing.T) {
 		t.Errorf("got %+v, %s", st, next)
 	}
 }
+
+// stuckQuerier answers only when its context ends, as a Prometheus that
+// accepts connections and never replies.
+type stuckQuerier struct{}
+
+func (stuckQuerier) Query(ctx context.Context, _ string, _ time.Time, _ ...promv1.Option) (model.Value, promv1.Warnings, error) {
+	<-ctx.Done()
+	return nil, nil, ctx.Err()
+}
+
+// However many metrics are due and however slow Prometheus is, a step ends
+// by its deadline, so a reconcile worker is never held for long; the
+// metrics that got no answer are measured as errors that say why.
+func TestAnalyzerStepIsBounded(t *testing.T) {
+	spec := &v1alpha1.CanaryAnalysis{}
+	for _, name := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"} {
+		spec.Metrics = append(spec.Metrics, v1alpha1.AnalysisMetric{Name: name, Query: "q", ThresholdRange: maxRange(1)})
+	}
+	started := time.Now()
+	st, _ := Analyzer{Querier: stuckQuerier{}, StepTimeout: 100 * time.Millisecond}.Step(context.Background(), spec, nil, testVars().Target, t0, t0)
+	if elapsed := time.Since(started); elapsed > time.Second {
+		t.Errorf("the step took %s", elapsed)
+	}
+	for _, m := range st.Metrics {
+		if m.Count != 1 || m.Error != 1 || !strings.Contains(m.Message, "no answer within the 100ms an analysis step may take") {
+			t.Errorf("metric %s: %d measurements, %d errors, %q", m.Name, m.Count, m.Error, m.Message)
+		}
+	}
+}
+
+func TestStepTimeoutIsAtMostMaxStepDuration(t *testing.T) {
+	for timeout, want := range map[time.Duration]time.Duration{
+		0:                MaxStepDuration,
+		time.Second:      time.Second,
+		MaxStepDuration:  MaxStepDuration,
+		10 * time.Minute: MaxStepDuration,
+	} {
+		if got := (Analyzer{StepTimeout: timeout}).stepTimeout(); got != want {
+			t.Errorf("StepTimeout %s: %s, want %s", timeout, got, want)
+		}
+	}
+	if MaxStepDuration < 2*MaxTimeout {
+		t.Errorf("a step of %s cannot wait for a canary and a baseline query of %s each", MaxStepDuration, MaxTimeout)
+	}
+}

@@ -18,8 +18,14 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
-// DefaultTimeout bounds one query when the provider does not say.
-const DefaultTimeout = 10 * time.Second
+const (
+	// DefaultTimeout bounds one query when the provider does not say.
+	DefaultTimeout = 10 * time.Second
+	// MaxTimeout bounds one query whatever the provider says: a query runs
+	// within a reconcile, and a worker waiting minutes on one Prometheus
+	// holds up every other ExtendedDaemonSet it would have reconciled.
+	MaxTimeout = 30 * time.Second
+)
 
 // Keys of the credentials Secret.
 const (
@@ -84,7 +90,8 @@ func CredentialsFromSecret(data map[string][]byte) (Credentials, error) {
 // NewQuerier returns a Querier for the provider: TLS verified against the
 // system roots plus the credentials' CA (unless InsecureSkipVerify), the
 // bearer token or basic auth on every request to the provider's host, and
-// the provider's timeout (default 10s) on every query.
+// the provider's timeout (default DefaultTimeout, at most MaxTimeout) on
+// every query, which Prometheus is told too so that it stops evaluating.
 func NewQuerier(p v1alpha1.PrometheusProvider, c Credentials) (Querier, error) {
 	address, err := url.Parse(p.Address)
 	if err != nil {
@@ -109,11 +116,15 @@ func NewQuerier(p v1alpha1.PrometheusProvider, c Credentials) (Querier, error) {
 		return nil, fmt.Errorf("prometheus client for %q: %w", p.Address, err)
 	}
 
-	timeout := DefaultTimeout
-	if p.Timeout != nil && p.Timeout.Duration > 0 {
-		timeout = p.Timeout.Duration
+	return &promQuerier{api: promv1.NewAPI(client), timeout: timeoutOf(p)}, nil
+}
+
+// timeoutOf is the provider's timeout, or the default, capped at MaxTimeout.
+func timeoutOf(p v1alpha1.PrometheusProvider) time.Duration {
+	if p.Timeout == nil || p.Timeout.Duration <= 0 {
+		return DefaultTimeout
 	}
-	return &promQuerier{api: promv1.NewAPI(client), timeout: timeout}, nil
+	return min(p.Timeout.Duration, MaxTimeout)
 }
 
 func newTLSConfig(ca []byte, insecureSkipVerify bool) (*tls.Config, error) {
@@ -171,6 +182,7 @@ type promQuerier struct {
 func (q *promQuerier) Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {
 	queryCtx, cancel := context.WithTimeout(ctx, q.timeout)
 	defer cancel()
+	opts = append([]promv1.Option{promv1.WithTimeout(q.timeout)}, opts...)
 	value, warnings, infos, err := q.api.Query(queryCtx, query, ts, opts...)
 	for _, info := range infos {
 		warnings = append(warnings, "info: "+info)

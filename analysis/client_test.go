@@ -259,3 +259,40 @@ func TestTLS(t *testing.T) {
 		t.Errorf("with insecureSkipVerify: %s %q", m.Phase, m.Message)
 	}
 }
+
+// A provider's timeout is capped at MaxTimeout, and Prometheus is told the
+// same timeout so that it stops evaluating a query nobody waits for.
+func TestTimeoutIsBounded(t *testing.T) {
+	cases := []struct {
+		timeout *metav1.Duration
+		want    time.Duration
+	}{
+		{nil, DefaultTimeout},
+		{&metav1.Duration{Duration: 3 * time.Second}, 3 * time.Second},
+		{&metav1.Duration{Duration: 72 * time.Hour}, MaxTimeout},
+	}
+	for _, c := range cases {
+		sent := make(chan string, 1)
+		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if err := r.ParseForm(); err != nil {
+				t.Error(err)
+			}
+			sent <- r.Form.Get("timeout")
+			respond(http.StatusOK, vectorBody)(w, r)
+		}))
+		q, err := NewQuerier(v1alpha1.PrometheusProvider{Address: server.URL, Timeout: c.timeout}, Credentials{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.(*promQuerier).timeout; got != c.want {
+			t.Errorf("timeout %v: queries bounded by %s, want %s", c.timeout, got, c.want)
+		}
+		if _, _, err := q.Query(context.Background(), "up", t0); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-sent; got != c.want.String() {
+			t.Errorf("timeout %v: Prometheus was told %q, want %q", c.timeout, got, c.want)
+		}
+		server.Close()
+	}
+}

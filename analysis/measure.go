@@ -2,6 +2,8 @@ package analysis
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -174,9 +176,20 @@ func (mm *measurement) query(query string, s subject) (model.Value, *verdict) {
 	value, warnings, err := mm.querier.Query(mm.ctx, query, mm.now)
 	mm.warnings = append(mm.warnings, warnings...)
 	if err != nil {
-		return nil, verdictOf(queryFailure(s, err))
+		return nil, verdictOf(queryFailure(s, withCause(mm.ctx, err)))
 	}
 	return value, nil
+}
+
+// withCause says why the context of a failed query ended, when it ended for
+// a reason of its own such as the deadline of an analysis step: the error
+// of the query only says "context deadline exceeded".
+func withCause(ctx context.Context, err error) error {
+	cause := context.Cause(ctx)
+	if cause == nil || errors.Is(err, cause) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", cause, err)
 }
 
 // severity orders the verdicts of one measurement: a canary outside its
