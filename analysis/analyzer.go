@@ -19,6 +19,13 @@ const (
 	// room for a canary and a baseline query at their longest. A query
 	// still waiting at the deadline is measured as an error.
 	MaxStepDuration = 2 * MaxTimeout
+
+	// MaxWindow bounds the window of a measurement, .Window in a query
+	// template, when the interval is shorter: a canary left running for
+	// days would otherwise be queried over days of samples, slower and
+	// slower, though every interval of them was already judged by an
+	// earlier measurement.
+	MaxWindow = time.Hour
 )
 
 // Analyzer runs the analysis of one canary, one reconcile at a time.
@@ -46,12 +53,19 @@ func (a Analyzer) Step(ctx context.Context, spec *v1alpha1.CanaryAnalysis, st *v
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout,
 		fmt.Errorf("no answer within the %s an analysis step may take", timeout))
 	defer cancel()
-	vars := Vars{Target: target, Interval: intervalOf(spec), Window: max(now.Sub(startedAt), intervalOf(spec))}
+	interval := intervalOf(spec)
+	vars := Vars{Target: target, Interval: interval, Window: windowOf(interval, now.Sub(startedAt))}
 	ms := a.measureAll(ctx, spec, due, vars, now)
 	if a.Metrics != nil && len(ms) > 0 {
 		a.Metrics.ObserveMeasurements(target.Namespace, target.Name, ms)
 	}
 	return Record(spec, st, ms), next
+}
+
+// windowOf is the span a measurement covers: the canary so far, at least
+// one interval and, past that, at most MaxWindow.
+func windowOf(interval, running time.Duration) time.Duration {
+	return max(interval, min(running, MaxWindow))
 }
 
 func (a Analyzer) stepTimeout() time.Duration {

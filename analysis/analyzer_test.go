@@ -149,3 +149,29 @@ func TestStepTimeoutIsAtMostMaxStepDuration(t *testing.T) {
 		t.Errorf("a step of %s cannot wait for a canary and a baseline query of %s each", MaxStepDuration, MaxTimeout)
 	}
 }
+
+// A canary left running for days is not queried over days of data: the
+// window stops growing at MaxWindow, as older samples were judged by earlier
+// measurements. An interval longer than that still covers every sample
+// since the previous measurement.
+func TestAnalyzerStepCapsTheWindow(t *testing.T) {
+	cases := []struct {
+		interval, running time.Duration
+		want              string
+	}{
+		{time.Minute, 3 * 24 * time.Hour, "[1h]"},
+		{time.Minute, 40 * time.Minute, "[40m]"},
+		{2 * time.Hour, 3 * 24 * time.Hour, "[2h]"},
+	}
+	for _, c := range cases {
+		spec := &v1alpha1.CanaryAnalysis{
+			Interval: &metav1.Duration{Duration: c.interval},
+			Metrics:  []v1alpha1.AnalysisMetric{{Name: "m", Query: "x[{{.Window}}]", ThresholdRange: maxRange(1)}},
+		}
+		q := &fakeQuerier{canary: answer{value: vector(0)}}
+		Analyzer{Querier: q}.Step(context.Background(), spec, nil, testVars().Target, t0, t0.Add(c.running))
+		if len(q.queries) != 1 || q.queries[0] != "x"+c.want {
+			t.Errorf("interval %s, running for %s: sent %q, want x%s", c.interval, c.running, q.queries, c.want)
+		}
+	}
+}

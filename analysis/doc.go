@@ -8,4 +8,23 @@
 // to resume lives in that status, so a restarted controller carries on where
 // it stopped. The package knows nothing of controller-runtime: it works on
 // the API types and a Querier.
+//
+// Whoever may create an ExtendedDaemonSet writes the queries, so the work one
+// costs the controller is bounded:
+//
+//   - a query template may only look up the documented fields and write
+//     string constants (Render), and renders to at most MaxRenderedQuery
+//     bytes;
+//   - a query waits at most the provider's timeout, never more than
+//     MaxTimeout, and Prometheus is told the same timeout;
+//   - a whole Step, every due metric included, takes at most
+//     MaxStepDuration;
+//   - the window of a measurement, .Window, is the canary so far but at
+//     most MaxWindow (or one interval, when that is longer): older samples
+//     were judged by earlier measurements.
+//
+// A mistake in the spec that no measurement can get past, such as a template
+// that does more than look up fields, is a *SpecError: CheckMetrics finds it
+// before any query, and Record puts the metric in phase Error at once rather
+// than after consecutiveErrorLimit measurements.
 package analysis

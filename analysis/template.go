@@ -31,7 +31,8 @@ type Vars struct {
 	Target Target
 	// Interval is the time between two measurements of a metric.
 	Interval time.Duration
-	// Window is the span a measurement covers: the canary so far.
+	// Window is the span a measurement covers: the canary so far, at
+	// least one interval and, beyond that, at most MaxWindow.
 	Window time.Duration
 
 	// baseline marks vars from Baseline, whose canary nodes are unknown.
@@ -95,9 +96,10 @@ type templatePart struct {
 // double-quoted string, so no name can change the meaning of the query. The
 // regexes are alternations of the sorted, regexp-quoted names (PromQL
 // anchors them); an empty list renders an empty regex. Durations are PromQL
-// durations in whole seconds, at least 1s; the window is what Vars says,
-// which Analyzer.Step caps at MaxWindow. A query longer than
-// MaxRenderedQuery bytes is an error.
+// durations in whole seconds, at least 1s; .Window is Vars.Window, which
+// Analyzer.Step makes the canary so far, at least one interval and, beyond
+// that, at most MaxWindow. A query longer than MaxRenderedQuery bytes is an
+// error.
 func Render(query string, vars Vars) (string, error) {
 	tmpl, err := parseQuery(query)
 	if err != nil {
