@@ -92,7 +92,18 @@ func CredentialsFromSecret(data map[string][]byte) (Credentials, error) {
 // bearer token or basic auth on every request to the provider's host, and
 // the provider's timeout (default DefaultTimeout, at most MaxTimeout) on
 // every query, which Prometheus is told too so that it stops evaluating.
+// Each call makes a new HTTP transport: a controller, which measures on
+// every reconcile, gets its clients from Queriers to reuse connections.
 func NewQuerier(p v1alpha1.PrometheusProvider, c Credentials) (Querier, error) {
+	q, err := newPromQuerier(p, c)
+	if err != nil {
+		// Not q: a nil *promQuerier would be a Querier that is not nil.
+		return nil, err
+	}
+	return q, nil
+}
+
+func newPromQuerier(p v1alpha1.PrometheusProvider, c Credentials) (*promQuerier, error) {
 	address, err := url.Parse(p.Address)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus address %q: %w", p.Address, err)
@@ -116,7 +127,7 @@ func NewQuerier(p v1alpha1.PrometheusProvider, c Credentials) (Querier, error) {
 		return nil, fmt.Errorf("prometheus client for %q: %w", p.Address, err)
 	}
 
-	return &promQuerier{api: promv1.NewAPI(client), timeout: timeoutOf(p)}, nil
+	return &promQuerier{api: promv1.NewAPI(client), timeout: timeoutOf(p), transport: transport}, nil
 }
 
 // timeoutOf is the provider's timeout, or the default, capped at MaxTimeout.
@@ -177,6 +188,8 @@ func (rt *authRoundTripper) RoundTrip(req *http.Request) (*http.Response, error)
 type promQuerier struct {
 	api     promv1.API
 	timeout time.Duration
+	// transport pools the connections, closed when Queriers evicts them.
+	transport *http.Transport
 }
 
 func (q *promQuerier) Query(ctx context.Context, query string, ts time.Time, opts ...promv1.Option) (model.Value, promv1.Warnings, error) {

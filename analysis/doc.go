@@ -27,4 +27,7 @@
 // that does more than look up fields, is a *SpecError: CheckMetrics finds it
 // before any query, and Record puts the metric in phase Error at once rather
 // than after consecutiveErrorLimit measurements.
+//
+// Queriers keeps one Prometheus client, and so one pool of connections, per
+// provider and credentials across reconciles.
 package analysis

@@ -54,9 +54,11 @@ func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1
 	return st, next
 }
 
-// querier builds the Prometheus client of an analysis, with the
-// credentials of its Secret. The Secret is read around the cache: caching
-// every Secret of the cluster to read one now and then is not worth it.
+// querier returns the Prometheus client of an analysis, with the
+// credentials of its Secret, from the reconciler's clients so that
+// reconciles share connections. The Secret is read around the cache:
+// caching every Secret of the cluster to read one now and then is not worth
+// it.
 func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace string, p v1alpha1.PrometheusProvider) (analysis.Querier, error) {
 	var creds analysis.Credentials
 	if p.SecretRef != nil {
@@ -71,7 +73,7 @@ func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace str
 		}
 		creds = c
 	}
-	q, err := analysis.NewQuerier(p, creds)
+	q, err := r.queriers.Get(p, creds)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %s: %w", p.Address, err)
 	}

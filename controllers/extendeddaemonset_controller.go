@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 )
@@ -34,6 +35,10 @@ type ExtendedDaemonSetReconciler struct {
 	Recorder  events.EventRecorder
 	// MaxConcurrentReconciles bounds parallel reconciles; zero means one.
 	MaxConcurrentReconciles int
+
+	// queriers are the Prometheus clients of the analyses, one per
+	// provider and credentials; the zero value is ready.
+	queriers analysis.Queriers
 }
 
 // SetupWithManager registers the reconciler; a change of any replica set
