@@ -124,6 +124,32 @@ func TestMeasureRestartsPreset(t *testing.T) {
 	}
 }
 
+// Against a baseline, restarts are compared per pod: the stable side's
+// total over a whole fleet would dwarf any canary. Any restart still fails
+// the default max 0.
+func TestMeasureRestartsPresetAgainstABaseline(t *testing.T) {
+	metric := v1alpha1.AnalysisMetric{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts,
+		Baseline: &v1alpha1.BaselineComparison{MaxRelativeIncrease: ptr(50.0)}}
+	perPod := func(pods string) string {
+		return `avg(sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"` + pods + `"}[10m])))`
+	}
+	q := &fakeQuerier{canary: answer{value: vector(0.5)}, baseline: answer{value: vector(0.1)}}
+	m := Measure(context.Background(), q, metric, testVars(), t0)
+	if m.Phase != v1alpha1.AnalysisFailed || !strings.Contains(m.Message, "0.5 > max 0") {
+		t.Errorf("a restart on one of two canary pods: %s %q", m.Phase, m.Message)
+	}
+	want := []string{perPod("canary-a|canary-b"), perPod("stable-a|stable-b|stable-c")}
+	if len(q.queries) != 2 || q.queries[0] != want[0] || q.queries[1] != want[1] {
+		t.Errorf("sent %q, want %q", q.queries, want)
+	}
+
+	metric.ThresholdRange = maxRange(5)
+	m = Measure(context.Background(), q, metric, testVars(), t0)
+	if m.Phase != v1alpha1.AnalysisFailed || !strings.Contains(m.Message, "0.5 > baseline 0.1 + 50% (0.15)") {
+		t.Errorf("0.5 restarts a canary pod against 0.1 a stable one: %s %q", m.Phase, m.Message)
+	}
+}
+
 func relativeMetric(percent float64) v1alpha1.AnalysisMetric {
 	return v1alpha1.AnalysisMetric{
 		Name:     "latency",

@@ -31,6 +31,9 @@ const matcherPattern = `[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"([^"\\\n]|\\.)*
 // template. perPod asks a preset for one series per pod (`sum by (pod)`
 // instead of `sum`), as the Mann-Whitney comparison needs; a user's Query is
 // returned as written and must then return one series per pod itself.
+// Against a baseline without perPod, the restarts preset is the mean of the
+// pods' restarts rather than their sum, so that a few canary pods compare
+// with a whole stable fleet.
 func QueryOf(m v1alpha1.AnalysisMetric, perPod bool) (string, error) {
 	switch {
 	case m.Query != "" && m.Preset != "":
@@ -38,7 +41,7 @@ func QueryOf(m v1alpha1.AnalysisMetric, perPod bool) (string, error) {
 	case m.Query != "":
 		return m.Query, nil
 	case m.Preset == v1alpha1.MetricPresetRestarts:
-		return restartsQuery(perPod), nil
+		return restartsQuery(perPod, m.Baseline != nil), nil
 	case m.Preset == v1alpha1.MetricPresetErrorRate:
 		q, err := errorRateQuery(m.ErrorRate, perPod)
 		if err != nil {
@@ -54,7 +57,8 @@ func QueryOf(m v1alpha1.AnalysisMetric, perPod bool) (string, error) {
 }
 
 // thresholdOf returns the metric's threshold range, or the preset's default.
-// A canary container that restarts at all is unhealthy, hence max 0.
+// A canary container that restarts at all is unhealthy, hence max 0, which
+// means the same for the mean of restarts per pod used against a baseline.
 func thresholdOf(m v1alpha1.AnalysisMetric) *v1alpha1.ThresholdRange {
 	if m.ThresholdRange == nil && m.Query == "" && m.Preset == v1alpha1.MetricPresetRestarts {
 		zero := 0.0
@@ -72,9 +76,20 @@ func aggregation(perPod bool, podLabel string) string {
 	return "sum"
 }
 
-func restartsQuery(perPod bool) string {
-	return aggregation(perPod, defaultPodLabel) +
-		`(increase(kube_pod_container_status_restarts_total{namespace="{{.Namespace}}",pod=~"{{.CanaryPodRegex}}"}[{{.Window}}]))`
+// restartsQuery is the restarts of the canary pods' containers over the
+// window: in total; per pod, for a rank test; or, against a baseline, the
+// mean per pod, since a stable fleet of hundreds of pods sums to far more
+// restarts than a few canary pods however often these crash. The mean is
+// over the pods with a restart counter, as the sum is.
+func restartsQuery(perPod, againstBaseline bool) string {
+	restarts := `(increase(kube_pod_container_status_restarts_total{namespace="{{.Namespace}}",pod=~"{{.CanaryPodRegex}}"}[{{.Window}}]))`
+	switch {
+	case perPod:
+		return aggregation(true, defaultPodLabel) + restarts
+	case againstBaseline:
+		return "avg(" + aggregation(true, defaultPodLabel) + restarts + ")"
+	}
+	return aggregation(false, defaultPodLabel) + restarts
 }
 
 // errorRateQuery is errors / requests on the canary pods. The `or ... * 0`

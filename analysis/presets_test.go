@@ -17,6 +17,8 @@ func errorRateMetric(selector string) v1alpha1.AnalysisMetric {
 
 func TestQueryOfRendersPresets(t *testing.T) {
 	restarts := v1alpha1.AnalysisMetric{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts}
+	restartsAgainstStable := restarts
+	restartsAgainstStable.Baseline = &v1alpha1.BaselineComparison{MaxRelativeIncrease: ptr(50.0)}
 	custom := errorRateMetric(`code=~"5..", method != "GET"`)
 	custom.ErrorRate.PodLabel = "kubernetes_pod"
 
@@ -30,6 +32,8 @@ func TestQueryOfRendersPresets(t *testing.T) {
 			`sum(increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))`},
 		{"restarts per pod", restarts, true,
 			`sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))`},
+		{"restarts against a baseline are a mean per pod", restartsAgainstStable, false,
+			`avg(sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m])))`},
 		{"error rate", errorRateMetric(`code=~"5.."`), false,
 			`(sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b",code=~"5.."}[10m]))` +
 				` or sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b"}[10m])) * 0)` +
