@@ -22,16 +22,18 @@ import (
 var analysisMetrics = sync.OnceValue(func() *analysis.Metrics { return analysis.NewMetrics(ctrlmetrics.Registry) })
 
 // analyze takes the measurements of the running canary that are due and
-// returns its analysis so far and the wait until the next measurement. A
-// failure to reach Prometheus (a missing Secret, a bad CA) is a measurement
-// error like any other: it pauses the canary once beyond
-// consecutiveErrorLimit, and the status says why.
-func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, in canary.Input, stablePods []string) (*v1alpha1.AnalysisStatus, time.Duration) {
+// returns its analysis so far, the measurements taken, and the wait until
+// the next measurement. Measuring starts at readyAt, when every canary pod
+// was first available. A failure to reach Prometheus (a missing Secret, a
+// bad CA) is a measurement error like any other: it pauses the canary once
+// beyond consecutiveErrorLimit, and the status says why.
+func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, in canary.Input, stablePods []string,
+	readyAt time.Time,
+) (*v1alpha1.AnalysisStatus, map[string]v1alpha1.Measurement, time.Duration) {
 	spec, c := in.Strategy.Analysis, in.Status
-	startedAt := c.StartedAt.Time
-	due, next := analysis.Due(spec, c.Analysis, startedAt, in.Now)
+	due, next := analysis.Due(spec, c.Analysis, readyAt, in.Now)
 	if len(due) == 0 {
-		return c.Analysis, next
+		return c.Analysis, nil, next
 	}
 	var st *v1alpha1.AnalysisStatus
 	querier, err := r.querier(ctx, eds.Namespace, spec.Provider.Prometheus)
@@ -41,17 +43,16 @@ func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1
 			failed[name] = v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: err.Error(), Time: metav1.NewTime(in.Now)}
 		}
 		st = analysis.Record(spec, c.Analysis, failed)
-		_, next = analysis.Due(spec, st, startedAt, in.Now)
+		_, next = analysis.Due(spec, st, readyAt, in.Now)
 	} else {
 		target := analysis.Target{
 			Namespace: eds.Namespace, Name: eds.Name,
 			CanaryReplicaSet: in.ReplicaSet, StableReplicaSet: eds.Status.ActiveReplicaSet,
 			CanaryPods: podNamesOf(in.Pods), StablePods: stablePods, CanaryNodes: c.Nodes,
 		}
-		st, next = analysis.Analyzer{Querier: querier}.Step(ctx, spec, c.Analysis, target, startedAt, in.Now)
+		st, next = analysis.Analyzer{Querier: querier}.Step(ctx, spec, c.Analysis, target, readyAt, in.Now)
 	}
-	analysisMetrics().ObserveMeasurements(eds.Namespace, eds.Name, newestOf(st, due))
-	return st, next
+	return st, newestOf(st, due), next
 }
 
 // querier returns the Prometheus client of an analysis, with the
@@ -104,27 +105,6 @@ func podNamesOf(pods []*corev1.Pod) []string {
 		}
 	}
 	return names
-}
-
-// recordAnalysisTransition tells, as an event, of every change of the
-// analysis phase, and counts the analyses that ended by their result.
-func (r *ExtendedDaemonSetReconciler) recordAnalysisTransition(eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
-	before *v1alpha1.AnalysisStatus, res canary.Result, after *v1alpha1.AnalysisStatus,
-) {
-	if after == nil {
-		return
-	}
-	if before == nil || before.Phase != after.Phase {
-		kind := corev1.EventTypeNormal
-		if after.Phase != v1alpha1.AnalysisSuccessful && after.Phase != v1alpha1.AnalysisRunning && after.Phase != v1alpha1.AnalysisPending {
-			kind = corev1.EventTypeWarning
-		}
-		r.Recorder.Eventf(eds, current, kind, analysisReasons[after.Phase], "Analysis", "analysis of canary %s: %s: %s",
-			current.Name, after.Phase, after.Message)
-	}
-	if res.Transition == canary.Promoted || res.Transition == canary.Failed {
-		analysisMetrics().ObserveResult(eds.Namespace, eds.Name, after.Phase)
-	}
 }
 
 // analysisReasons are the condition and event reasons of analysis phases.

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
@@ -16,40 +18,100 @@ import (
 
 // chooseActive makes the current template's replica set the active one, at
 // once without a canary strategy, and through the canary lifecycle with
-// one. The first template of an ExtendedDaemonSet has nothing to compare
-// against and becomes active at once, as does a template whose active
-// replica set was deleted. It returns when time alone changes the decision.
+// one: observe (the canary's pods and nodes, its due measurements), decide
+// (canary.Step, a pure function), and record the decision in the status.
+// The first template of an ExtendedDaemonSet has nothing to compare against
+// and becomes active at once. A failed template stays failed, whatever the
+// strategy, until the template changes or a retry is asked for. It returns
+// the replica sets (with the active one should the cache lack it), what a
+// canary step did, and when time alone changes the decision.
 func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
-) (time.Duration, error) {
+) ([]*v1alpha1.ExtendedDaemonSetReplicaSet, *canaryNote, time.Duration, error) {
 	st := &eds.Status
-	if st.ActiveReplicaSet == current.Name || eds.Spec.Strategy.Canary == nil || byName(sets, st.ActiveReplicaSet) == nil {
+	if st.ActiveReplicaSet == current.Name || st.ActiveReplicaSet == "" {
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
-		return 0, nil
+		return sets, nil, 0, nil
 	}
+	sets, activeGone, err := r.withActive(ctx, eds, sets)
+	if err != nil {
+		return sets, nil, 0, err
+	}
+	canaryOfCurrent := st.Canary != nil && st.Canary.ReplicaSet == current.Name
+	switch {
+	case activeGone && !canaryOfCurrent:
+		// Nothing to go back to: the new template is all there is.
+		st.ActiveReplicaSet, st.Canary = current.Name, nil
+		return sets, nil, 0, nil
+	case eds.Spec.Strategy.Canary == nil:
+		if canaryOfCurrent && st.Canary.Failed {
+			if token := canary.RetryToken(nil, eds.Annotations); token == "" || token == st.LastHandledRetry {
+				return sets, nil, 0, nil
+			}
+			st.LastHandledRetry = canary.RetryToken(nil, eds.Annotations)
+		}
+		st.ActiveReplicaSet, st.Canary = current.Name, nil
+		return sets, nil, 0, nil
+	}
+	note, requeue, err := r.stepCanary(ctx, eds, current, nodes)
+	return sets, note, requeue, err
+}
+
+// withActive makes sure the active replica set is among sets: a replica set
+// missing from the cache may only be missing from the cache, and a canary
+// must not be skipped for it. activeGone reports that the API server does
+// not have it either (a person deleted it).
+func (r *ExtendedDaemonSetReconciler) withActive(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	sets []*v1alpha1.ExtendedDaemonSetReplicaSet,
+) (_ []*v1alpha1.ExtendedDaemonSetReplicaSet, activeGone bool, _ error) {
+	name := eds.Status.ActiveReplicaSet
+	if byName(sets, name) != nil {
+		return sets, false, nil
+	}
+	live := &v1alpha1.ExtendedDaemonSetReplicaSet{}
+	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, live); {
+	case apierrors.IsNotFound(err):
+		return sets, true, nil
+	case err != nil:
+		return sets, false, fmt.Errorf("getting active replica set %s: %w", name, err)
+	}
+	if owned := ownedReplicaSets(eds, []v1alpha1.ExtendedDaemonSetReplicaSet{*live}); len(owned) == 1 {
+		return append(sets, owned[0]), false, nil
+	}
+	return sets, true, nil
+}
+
+// stepCanary is one step of the canary's life: observe, measure what is
+// due, decide, record. It returns what is worth telling once the status is
+// written.
+func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
+) (*canaryNote, time.Duration, error) {
 	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	before := analysisIn(eds, current.Name)
+	note := &canaryNote{replicaSet: current}
 	var untilMeasured time.Duration
 	if c := in.Status; eds.Spec.Strategy.Canary.Analysis != nil && c != nil && c.ReplicaSet == current.Name && !c.Failed {
-		in.Analysis, untilMeasured = r.analyze(ctx, eds, in, stablePods)
+		note.analysisBefore = c.Analysis
+		if readyAt := canary.ReadyAt(c, in.Ready, in.Now); readyAt != nil {
+			in.Analysis, note.measured, untilMeasured = r.analyze(ctx, eds, in, stablePods, readyAt.Time)
+		}
 	}
 	res, err := canary.Step(in)
 	if err != nil {
-		return 0, err
+		return nil, 0, stalling(err)
 	}
+	note.transition, note.canary = res.Transition, res.Status
+	st := &eds.Status
 	st.LastHandledRetry = res.LastHandledRetry
 	if res.Promote {
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 	} else {
 		st.Canary = res.Status
 	}
-	r.recordCanaryTransition(eds, current, res)
-	extendedDaemonSetMetrics().observeCanaryEnd(eds, res, in.Now)
-	r.recordAnalysisTransition(eds, current, before, res, in.Analysis)
-	return soonest(res.RequeueAfter, untilMeasured), nil
+	return note, soonest(res.RequeueAfter, untilMeasured), nil
 }
 
 // soonest is the shorter of two waits, where zero means no wait is needed.
@@ -81,7 +143,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	if strategy.NodeSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(strategy.NodeSelector)
 		if err != nil {
-			return in, nil, fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err)
+			return in, nil, stalling(fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err))
 		}
 		selector = s
 	}
@@ -116,24 +178,4 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	in.Ready = s.Status == v1alpha1.ReplicaSetCanary && s.ObservedGeneration == current.Generation &&
 		eds.Status.Canary != nil && int(s.UpToDate) == len(eds.Status.Canary.Nodes) && s.UpToDate == s.Desired && s.Desired > 0
 	return in, stablePods, nil
-}
-
-func (r *ExtendedDaemonSetReconciler) recordCanaryTransition(eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet, res canary.Result) {
-	if res.Transition == "" {
-		return
-	}
-	kind, note := corev1.EventTypeNormal, ""
-	switch res.Transition {
-	case canary.Promoted:
-		note = fmt.Sprintf("canary %s promoted: rolling it out to every node", current.Name)
-	case canary.Failed:
-		kind = corev1.EventTypeWarning
-		note = fmt.Sprintf("canary %s failed: %s: %s; its nodes go back to %s", current.Name, res.Status.Reason, res.Status.Message, eds.Status.ActiveReplicaSet)
-	case canary.Paused:
-		kind = corev1.EventTypeWarning
-		note = fmt.Sprintf("canary %s paused: %s: %s", current.Name, res.Status.Reason, res.Status.Message)
-	default:
-		note = fmt.Sprintf("canary %s on nodes %v", current.Name, res.Status.Nodes)
-	}
-	r.Recorder.Eventf(eds, current, kind, res.Transition, "Canary", "%s", note)
 }

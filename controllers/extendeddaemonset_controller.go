@@ -2,9 +2,10 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -87,7 +88,8 @@ func canaryMayRun(eds *v1alpha1.ExtendedDaemonSet) bool {
 	return eds.Spec.Strategy.Canary != nil && (eds.Status.Canary != nil || eds.Status.ObservedGeneration != eds.Generation)
 }
 
-// Reconcile is: replica set of the current template, roles, history, status.
+// Reconcile is: replica set of the current template, roles, history, then
+// status, written on every path, and the transitions it tells.
 func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	eds := &v1alpha1.ExtendedDaemonSet{}
 	if err := r.Get(ctx, req.NamespacedName, eds); err != nil {
@@ -108,40 +110,60 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	patcher := patch.NewSerialPatcher(eds, r.Client)
 	before := eds.DeepCopy()
 
+	obs, requeue, err := r.reconcile(ctx, eds)
+	setExtendedDaemonSetStatus(eds, obs, err)
+	if perr := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
+		patch.WithFieldOwner(fieldOwner)); perr != nil {
+		return ctrl.Result{}, errors.Join(err, fmt.Errorf("patching status: %w", perr))
+	}
+	// Told once the status that records them is written: a failed patch
+	// is retried and would tell them twice.
+	now := metav1.Now().Time
+	r.tellTransitions(before, eds, obs.canaryNote, now)
+	extendedDaemonSetMetrics().observe(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), now)
+	switch {
+	case isStalling(err):
+		ctrl.LoggerFrom(ctx).Info("spec cannot be used until it changes", "reason", err.Error())
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// reconcile observes and acts: the replica set of the current template,
+// the active one and the canary, and history. It returns what the status is
+// computed from, and when time alone changes the decision.
+func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) (edsObservation, time.Duration, error) {
+	var obs edsObservation
 	sets, err := r.replicaSets(ctx, eds, r.Client)
 	if err != nil {
-		return ctrl.Result{}, err
+		return obs, 0, err
 	}
 	current, err := r.currentReplicaSet(ctx, eds, sets)
 	if err != nil {
-		return ctrl.Result{}, err
+		return obs, 0, err
 	}
 	if byName(sets, current.Name) == nil {
 		sets = append(sets, current)
 	}
+	obs.sets, obs.current = sets, current
 	// Nodes are listed once: the canary picks its nodes from them, the
 	// status reports their malformed resource overrides.
 	var nodes corev1.NodeList
 	if err := r.List(ctx, &nodes); err != nil {
-		return ctrl.Result{}, fmt.Errorf("listing nodes: %w", err)
+		return obs, 0, fmt.Errorf("listing nodes: %w", err)
 	}
-	requeue, err := r.chooseActive(ctx, eds, sets, current, nodes.Items)
+	obs.malformedOverrides = overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, nodes.Items)
+	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current, nodes.Items)
+	obs.sets, obs.canaryNote = sets, note
 	if err != nil {
-		return ctrl.Result{}, err
+		return obs, 0, err
 	}
 	if err := r.pruneHistory(ctx, eds, sets, current); err != nil {
-		return ctrl.Result{}, err
+		return obs, 0, err
 	}
-
-	setExtendedDaemonSetStatus(eds, sets, current,
-		edsObservation{malformedOverrides: overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, nodes.Items)})
-	r.recordTransitions(before, eds)
-	if err := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
-		patch.WithFieldOwner(fieldOwner)); err != nil {
-		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
-	}
-	extendedDaemonSetMetrics().observe(before, eds, byName(sets, eds.Status.ActiveReplicaSet), metav1.Now().Time)
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return obs, requeue, nil
 }
 
 // replicaSets lists the replica sets eds controls, from reader.
@@ -214,17 +236,4 @@ func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1a
 		ctrl.LoggerFrom(ctx).Info("deleted old replica set", "replicaSet", klog.KObj(ers))
 	}
 	return nil
-}
-
-// recordTransitions tells, as events, of a rolling update starting and of
-// the ExtendedDaemonSet becoming ready.
-func (r *ExtendedDaemonSetReconciler) recordTransitions(before, after *v1alpha1.ExtendedDaemonSet) {
-	if prev, next := before.Status.ActiveReplicaSet, after.Status.ActiveReplicaSet; prev != "" && prev != next {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "RollingUpdateStarted", "RollingUpdate",
-			"rolling out replica set %s in place of %s", next, prev)
-	}
-	if !conditions.IsReady(before) && conditions.IsReady(after) {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "RolledOut", "RollingUpdate",
-			"replica set %s runs on all %d nodes", after.Status.ActiveReplicaSet, after.Status.Desired)
-	}
 }

@@ -23,50 +23,45 @@ var extendedDaemonSetOwnedConditions = []string{
 const maxConditionMessage = 1024
 
 // edsObservation is what the status of an ExtendedDaemonSet is computed
-// from besides its replica sets.
+// from.
 type edsObservation struct {
+	// sets are its replica sets and current the one of its template; nil
+	// when the reconcile failed before finding them.
+	sets    []*v1alpha1.ExtendedDaemonSetReplicaSet
+	current *v1alpha1.ExtendedDaemonSetReplicaSet
 	// malformedOverrides lists the node annotations that do not parse.
 	malformedOverrides error
+	// canaryNote is what a canary step did, told once the status is written.
+	canaryNote *canaryNote
 }
 
-// setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet
-// from its replica sets: counters summed, and the conditions of the active
-// replica set once it has seen itself active, unless a canary runs.
-func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet, obs edsObservation,
-) {
+// setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet,
+// on every path of a reconcile: counters summed from its replica sets, and
+// the conditions of the active replica set once it has seen itself active,
+// unless a canary runs; a spec error stalls it, another error leaves it
+// progressing with the error as the reason.
+func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservation, err error) {
 	st := &eds.Status
-	st.ObservedGeneration = eds.Generation
-	st.Desired, st.Current, st.Ready, st.Available = 0, 0, 0, 0
-	for _, s := range sets {
-		if role := roleOf(eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
-			st.Desired += s.Status.Desired
-		}
-		st.Current += s.Status.Current
-		st.Ready += s.Status.Ready
-		st.Available += s.Status.Available
+	if err == nil || isStalling(err) {
+		st.ObservedGeneration = eds.Generation
 	}
-	st.UpToDate = current.Status.Current
-
-	p := edsProgress(byName(sets, st.ActiveReplicaSet), current)
-	if c := st.Canary; c != nil {
-		p = canaryProgress(c)
-		status := metav1.ConditionTrue
-		if c.Failed {
-			status = metav1.ConditionFalse
+	p := progress{phase: progressing, reason: v1alpha1.ReasonProgressing}
+	if obs.current != nil {
+		sumReplicaSets(eds, obs.sets, obs.current)
+		p = edsProgress(byName(obs.sets, st.ActiveReplicaSet), obs.current)
+		setCanaryConditions(eds)
+		if c := st.Canary; c != nil {
+			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet))
 		}
-		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.CanaryCondition, Status: status, Reason: p.reason, Message: p.message})
-	} else {
-		conditions.Delete(eds, v1alpha1.CanaryCondition)
 	}
-	if c := st.Canary; c != nil && c.Analysis != nil {
-		conditions.Set(eds, analysisCondition(c.Analysis))
-	} else {
-		conditions.Delete(eds, v1alpha1.AnalysisCondition)
+	switch {
+	case isStalling(err):
+		p = progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: analysis.Truncate(err.Error(), maxConditionMessage)}
+	case err != nil:
+		p = progress{phase: progressing, reason: v1alpha1.ReasonReconcileFailed, message: analysis.Truncate(err.Error(), maxConditionMessage)}
 	}
 	p.apply(eds)
 	st.State, st.Reason = stateOf(p), p.reason
-
 	if err := obs.malformedOverrides; err != nil {
 		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.ResourceOverridesCondition, Status: metav1.ConditionFalse,
 			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: analysis.Truncate(err.Error(), maxConditionMessage)})
@@ -75,9 +70,50 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha
 	}
 }
 
+// sumReplicaSets sums the counters of the replica sets that place pods.
+func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet) {
+	st := &eds.Status
+	st.Desired, st.Current, st.Ready, st.Available, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0
+	for _, s := range sets {
+		if role := roleOf(eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
+			st.Desired += s.Status.Desired
+			st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		}
+		st.Current += s.Status.Current
+		st.Ready += s.Status.Ready
+		st.Available += s.Status.Available
+	}
+	st.UpToDate = current.Status.Current
+}
+
+// setCanaryConditions sets the Canary and Analysis conditions while a
+// canary runs, waits or has failed, and removes them otherwise.
+func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet) {
+	c := eds.Status.Canary
+	if c == nil {
+		conditions.Delete(eds, v1alpha1.CanaryCondition)
+		conditions.Delete(eds, v1alpha1.AnalysisCondition)
+		return
+	}
+	p := canaryProgress(c, nil)
+	status := metav1.ConditionTrue
+	if c.Failed {
+		status = metav1.ConditionFalse
+	}
+	conditions.Set(eds, &metav1.Condition{Type: v1alpha1.CanaryCondition, Status: status, Reason: p.reason,
+		Message: analysis.Truncate(p.message, maxConditionMessage)})
+	if c.Analysis != nil {
+		conditions.Set(eds, analysisCondition(c.Analysis))
+	} else {
+		conditions.Delete(eds, v1alpha1.AnalysisCondition)
+	}
+}
+
 // canaryProgress is where an ExtendedDaemonSet stands while a canary runs,
-// waits or has failed.
-func canaryProgress(c *v1alpha1.CanaryStatus) progress {
+// waits or has failed. A canary whose replica set missed its progress
+// deadline (its pods never become available) stalls the ExtendedDaemonSet
+// too.
+func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet) progress {
 	detail := ""
 	if c.Reason != "" {
 		detail = fmt.Sprintf(": %s: %s", c.Reason, c.Message)
@@ -88,10 +124,14 @@ func canaryProgress(c *v1alpha1.CanaryStatus) progress {
 			message: fmt.Sprintf("canary %s failed%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, detail)}
 	case c.Paused:
 		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused, message: fmt.Sprintf("canary %s paused%s", c.ReplicaSet, detail)}
-	default:
-		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
-			message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}
 	}
+	if ers != nil {
+		if s := conditions.Get(ers, v1alpha1.StalledCondition); s != nil && s.Status == metav1.ConditionTrue {
+			return progress{phase: stalled, reason: s.Reason, message: fmt.Sprintf("canary %s: %s", c.ReplicaSet, s.Message)}
+		}
+	}
+	return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
+		message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}
 }
 
 // edsProgress mirrors the active replica set's conditions, once its status

@@ -121,12 +121,12 @@ func (m *edsMetrics) observe(before, after *v1alpha1.ExtendedDaemonSet, active *
 
 // observeCanaryEnd records how long a canary ran once it is promoted or
 // failed.
-func (m *edsMetrics) observeCanaryEnd(eds *v1alpha1.ExtendedDaemonSet, res canary.Result, now time.Time) {
-	result := map[string]string{canary.Promoted: "promoted", canary.Failed: "failed"}[res.Transition]
-	if result == "" || res.Status == nil || res.Status.StartedAt == nil {
+func (m *edsMetrics) observeCanaryEnd(eds *v1alpha1.ExtendedDaemonSet, transition string, c *v1alpha1.CanaryStatus, now time.Time) {
+	result := map[string]string{canary.Promoted: "promoted", canary.Failed: "failed"}[transition]
+	if result == "" || c == nil || c.StartedAt == nil {
 		return
 	}
-	m.canaryDuration.WithLabelValues(eds.Namespace, eds.Name, result).Observe(now.Sub(res.Status.StartedAt.Time).Seconds())
+	m.canaryDuration.WithLabelValues(eds.Namespace, eds.Name, result).Observe(now.Sub(c.StartedAt.Time).Seconds())
 }
 
 // forget drops the series of a deleted ExtendedDaemonSet.

@@ -55,7 +55,7 @@ extendeddaemonset_status_condition{name="agent",namespace="ns",reason="R",status
 	// Promoted, then rolled out: the old condition and canary state go, and
 	// the rollout lasted from the creation of the active replica set.
 	active := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(start.Add(time.Second))}}
-	m.observeCanaryEnd(canaryRunning, canary.Result{Transition: canary.Promoted, Status: &v1alpha1.CanaryStatus{StartedAt: &metav1.Time{Time: start}}}, start.Add(time.Minute))
+	m.observeCanaryEnd(canaryRunning, canary.Promoted, &v1alpha1.CanaryStatus{StartedAt: &metav1.Time{Time: start}}, start.Add(time.Minute))
 	done := metricsEDS(metav1.ConditionTrue, start.Add(2*time.Minute))
 	m.observe(notReady, done, active, start.Add(2*time.Minute+time.Second))
 	g.Expect(testutil.ToFloat64(m.canaryState.WithLabelValues("ns", "agent", canaryStateNone))).To(gomega.Equal(1.0))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -21,30 +22,37 @@ import (
 
 // act carries out a plan: deletions first, then creations in doubling
 // batches (1, 2, 4, ...) that stop at the first batch with an error, so a
-// quota or admission problem costs one failed call, not hundreds.
+// quota or admission problem costs one failed call, not hundreds. It
+// returns how many writes the API server accepted; refusals are told as
+// warning events, at most once per cause and interval.
 func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan,
-) error {
+) (int, error) {
 	now := r.now()
 	for _, node := range plan.FailedNodes {
 		r.backoff.Next(backoffKey(eds, node), now)
 	}
-	deleteErr := r.deletePods(ctx, eds, obs, plan.Delete)
+	done, deleteErr := r.deletePods(ctx, eds, ers, obs, plan.Delete)
 	remaining := plan.Create
 	for batch := 1; len(remaining) > 0; batch *= 2 {
 		n := min(batch, len(remaining))
-		if err := r.createPods(ctx, eds, ers, obs, remaining[:n]); err != nil {
-			return errors.Join(deleteErr, fmt.Errorf("creating pods (%d of %d not attempted): %w", len(remaining)-n, len(plan.Create), err))
+		created, err := r.createPods(ctx, eds, ers, obs, remaining[:n])
+		done += created
+		if err != nil {
+			return done, errors.Join(deleteErr, fmt.Errorf("creating pods (%d of %d not attempted): %w", len(remaining)-n, len(plan.Create), err))
 		}
 		remaining = remaining[n:]
 	}
-	return deleteErr
+	return done, deleteErr
 }
 
-func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, obs *observation, deletions []rollout.Deletion) error {
+func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
+	obs *observation, deletions []rollout.Deletion,
+) (int, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.writeConcurrency())
 	errs := make([]error, len(deletions))
+	var done atomic.Int32
 	for i, d := range deletions {
 		pod := obs.pods[d.Pod]
 		g.Go(func() error {
@@ -52,40 +60,57 @@ func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.Ext
 			err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
 			switch {
 			case err == nil:
+				done.Add(1)
 				r.expectations.Deleted(edsKey(eds), pod.UID, r.now())
 			case apierrors.IsNotFound(err):
 			default:
+				r.warnRefused(ers, "FailedDelete", "Delete", err)
 				errs[i] = fmt.Errorf("deleting pod %s (%s) on node %s: %w", pod.Name, d.Reason, d.Node, err)
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
-	return errors.Join(errs...)
+	return int(done.Load()), errors.Join(errs...)
 }
 
 func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	obs *observation, nodes []string,
-) error {
+) (int, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(r.writeConcurrency())
 	errs := make([]error, len(nodes))
+	var done atomic.Int32
 	for i, node := range nodes {
 		g.Go(func() error {
 			pod, err := r.newPod(eds, ers, obs, node)
 			if err == nil {
 				err = r.Create(ctx, pod)
+				if err != nil {
+					r.warnRefused(ers, "FailedCreate", "Create", err)
+				}
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("creating pod on node %s: %w", node, err)
 				return nil
 			}
+			done.Add(1)
 			r.expectations.Created(edsKey(eds), pod, r.now())
 			return nil
 		})
 	}
 	_ = g.Wait()
-	return errors.Join(errs...)
+	return int(done.Load()), errors.Join(errs...)
+}
+
+// warnRefused tells, as a warning event on the replica set, why the API
+// server refused a write (a quota, Pod Security admission, a webhook), in
+// its own words, once per cause and interval: a refusal is retried at every
+// reconcile and would otherwise flood the events.
+func (r *ReplicaSetReconciler) warnRefused(ers *v1alpha1.ExtendedDaemonSetReplicaSet, reason, action string, err error) {
+	if r.refusals.allow(string(ers.UID)+"/"+reason+"/"+err.Error(), r.now()) {
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, reason, action, "%s", err.Error())
+	}
 }
 
 // newPod is the pod of a replica set for one node, owned by the replica

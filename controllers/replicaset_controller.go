@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -44,9 +47,16 @@ type ReplicaSetReconciler struct {
 	// means the defaults.
 	MaxConcurrentReconciles int
 	MaxConcurrentWrites     int
+	// UnresponsiveNodeGrace is how long a node may be not Ready before its
+	// agent stops counting against the budget; zero means the default.
+	UnresponsiveNodeGrace time.Duration
 
 	expectations *expectations
 	backoff      *failureBackoff
+	refusals     *onceEvery
+	// locks serializes the reconciles of one ExtendedDaemonSet's replica
+	// sets: they spend one budget, and each must see the other's writes.
+	locks sync.Map
 }
 
 // SetupWithManager registers the reconciler and its watches: its own
@@ -55,6 +65,7 @@ type ReplicaSetReconciler struct {
 func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.expectations = newExpectations()
 	r.backoff = newFailureBackoff()
+	r.refusals = newOnceEvery(refusalInterval)
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extendeddaemonsetreplicaset").
 		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
@@ -89,6 +100,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	log = log.WithValues("extendedDaemonSet", klog.KObj(eds))
 	ctx = ctrl.LoggerInto(ctx, log)
+	defer r.lockExtendedDaemonSet(edsKey(eds))()
 	patcher := patch.NewSerialPatcher(ers, r.Client)
 	before := ers.Status.DeepCopy()
 
@@ -101,9 +113,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if len(plan.Create)+len(plan.Delete) > 0 {
 		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete))
 	}
-	actErr := r.act(ctx, eds, ers, obs, plan)
+	writes, actErr := r.act(ctx, eds, ers, obs, plan)
 
-	setReplicaSetStatus(ers, obs, plan, actErr, now)
+	untilStalled := setReplicaSetStatus(ers, obs, plan, writes, actErr, now)
 	r.recordPlacementEvents(ers, before)
 	if err := patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
 		patch.WithFieldOwner(fieldOwner)); err != nil {
@@ -113,11 +125,20 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if actErr != nil {
 		return ctrl.Result{}, actErr
 	}
-	requeue := plan.RequeueAfter
-	if obs.migrating > 0 && (requeue == 0 || requeue > migrationPoll) {
-		requeue = migrationPoll
+	requeue := soonest(plan.RequeueAfter, untilStalled)
+	if obs.migrating > 0 {
+		requeue = soonest(requeue, migrationPoll)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// lockExtendedDaemonSet waits for the other reconciles of key's replica sets
+// and returns the unlock.
+func (r *ReplicaSetReconciler) lockExtendedDaemonSet(key types.NamespacedName) func() {
+	m, _ := r.locks.LoadOrStore(key, &sync.Mutex{})
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	return mu.Unlock
 }
 
 // migrationPoll is how often pods of a DaemonSet being migrated from are
@@ -150,6 +171,21 @@ func (r *ReplicaSetReconciler) recordPlacementEvents(ers *v1alpha1.ExtendedDaemo
 		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, "FailedPlacement", "Schedule",
 			"%d pods cannot be placed on their node by the scheduler", ers.Status.Unschedulable)
 	}
+	if ers.Status.IgnoredUnresponsiveNodes > before.IgnoredUnresponsiveNodes {
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, "IgnoringUnresponsiveNodes", "RollingUpdate",
+			"%d nodes have not been Ready for too long: their agent no longer counts against maxUnavailable", ers.Status.IgnoredUnresponsiveNodes)
+	}
+	if stalled := conditions.Get(ers, v1alpha1.StalledCondition); stalled != nil && stalled.Reason == v1alpha1.ReasonProgressDeadlineExceeded &&
+		!pastDeadline(before.Conditions) {
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, v1alpha1.ReasonProgressDeadlineExceeded, "RollingUpdate", "%s", stalled.Message)
+	}
+}
+
+// pastDeadline reports whether conditions say Stalled past the progress
+// deadline.
+func pastDeadline(conds []metav1.Condition) bool {
+	c := apimeta.FindStatusCondition(conds, v1alpha1.StalledCondition)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonProgressDeadlineExceeded
 }
 
 // replicaSetsOfObject maps an ExtendedDaemonSet, or one of its pods, to all

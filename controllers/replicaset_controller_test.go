@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -355,7 +354,6 @@ func TestUnschedulablePodsAreReported(t *testing.T) {
 		rs := s.getERS(g, ers)
 		g.Expect(rs.Status.Unschedulable).To(gomega.BeEquivalentTo(1))
 		expectInProgress(g, rs)
-		g.Expect(conditions.GetMessage(rs, v1alpha1.ReadyCondition)).To(gomega.ContainSubstring("1 pods cannot be placed"))
 
 		var events eventsv1.EventList
 		g.Expect(k8s.List(s.ctx, &events, client.InNamespace(s.ns))).To(gomega.Succeed())

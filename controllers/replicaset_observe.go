@@ -43,6 +43,11 @@ type observation struct {
 	// migrationWaiting, when set, says why the pods of that DaemonSet may
 	// not be replaced yet; nothing is created or deleted meanwhile.
 	migrationWaiting string
+	// unresponsive holds the nodes not Ready for longer than the grace
+	// period; the planner leaves them alone.
+	unresponsive map[string]bool
+	// deadline is spec.progressDeadlineSeconds.
+	deadline time.Duration
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -62,13 +67,19 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		role:  roleOf(eds, ers.Name),
 		input: rollout.Input{Pods: map[string][]rollout.Pod{}, Now: now},
 		pods:  map[string]*corev1.Pod{},
+
+		unresponsive: map[string]bool{},
 	}
 	responsible := responsibleFor(eds, obs.role)
-	obs.addNodes(nodes.Items, &ers.Spec.Template, responsible)
 	obs.nodes = make(map[string]*corev1.Node, len(nodes.Items))
 	for i := range nodes.Items {
-		obs.nodes[nodes.Items[i].Name] = &nodes.Items[i]
+		node := &nodes.Items[i]
+		obs.nodes[node.Name] = node
+		if placement.Unresponsive(node, now, r.unresponsiveGrace()) {
+			obs.unresponsive[node.Name] = true
+		}
 	}
+	obs.addNodes(nodes.Items, &ers.Spec.Template, responsible)
 	if obs.role == v1alpha1.ReplicaSetActive {
 		migrating, waiting, err := r.oldDaemonSetPods(ctx, eds)
 		if err != nil {
@@ -77,7 +88,8 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		cached = append(cached, migrating...)
 		obs.migrating, obs.migrationWaiting = len(migrating), waiting
 	}
-	obs.addPods(r.expectations.Apply(edsKey(eds), cached, now), nodes.Items, ers.Name, responsible)
+	pods := r.expectations.Apply(edsKey(eds), cached, now)
+	obs.addPods(pods, nodes.Items, ers.Name, responsible)
 
 	if obs.role == v1alpha1.ReplicaSetUnknown {
 		// A replica set without a role only counts its pods; the active one
@@ -85,23 +97,27 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.input.Params.Frozen = true
 		return obs, nil
 	}
-	desired := 0
 	var failedNodes []string
 	for _, n := range obs.input.Nodes {
-		if n.ShouldRun {
-			desired++
-		}
 		for _, p := range obs.input.Pods[n.Name] {
 			if p.Failed {
 				failedNodes = append(failedNodes, backoffKey(eds, n.Name))
 			}
 		}
 	}
-	obs.input.Params, obs.specErr = rolloutParams(eds, ers, desired, now)
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes.Items), now)
+	obs.deadline = progressDeadline(eds)
 	if obs.role == v1alpha1.ReplicaSetCanary {
-		// The canary nodes were chosen to run the new template: all at once.
-		obs.input.Params.MaxUnavailable, obs.input.Params.MaxSurge, obs.input.Params.Paused = max(1, desired), 0, false
+		// The canary replaces the pods of its nodes under the same budget
+		// as the rolling update; pausing the rolling update does not hold
+		// a canary back.
+		obs.input.Params.Paused = false
 	}
+	elsewhere, err := r.spentElsewhere(ctx, eds, obs, nodes.Items, pods)
+	if err != nil {
+		return nil, err
+	}
+	obs.input.Elsewhere = elsewhere
 	if obs.specErr != nil || obs.migrationWaiting != "" {
 		obs.input.Params.Frozen = true
 	}
@@ -148,6 +164,7 @@ func (o *observation) addNodes(nodes []corev1.Node, template *corev1.PodTemplate
 		fit := placement.NodeFit(template, &nodes[i])
 		o.input.Nodes = append(o.input.Nodes, rollout.Node{
 			Name: nodes[i].Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
+			Unresponsive: o.unresponsive[nodes[i].Name],
 		})
 	}
 }
@@ -206,7 +223,8 @@ func rolloutPod(pod *corev1.Pod, node string, mine bool) rollout.Pod {
 }
 
 // rolloutParams resolves the rolling-update strategy against the number of
-// desired nodes. Percentages round up, as for DaemonSets.
+// nodes the ExtendedDaemonSet runs on (canary nodes included: the budgets
+// are shared). Percentages round up, as for DaemonSets.
 func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, desired int, now time.Time) (rollout.Params, error) {
 	ru := eds.Spec.Strategy.RollingUpdate
 	p := rollout.Params{

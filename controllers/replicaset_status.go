@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -62,10 +61,12 @@ func (p progress) apply(obj conditions.Setter) {
 }
 
 // setReplicaSetStatus computes the whole status of a replica set from what
-// the reconcile observed and planned.
-func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan, actErr error, now time.Time) {
+// the reconcile observed and planned, and how many writes it carried out.
+// It returns when time alone will change the status: the progress deadline.
+func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan, writes int, actErr error, now time.Time) time.Duration {
 	c := plan.Counts
 	st := &ers.Status
+	before := *st
 	switch {
 	case obs.role != v1alpha1.ReplicaSetActive:
 		st.ActiveSince = nil
@@ -76,10 +77,47 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	st.ObservedGeneration = ers.Generation
 	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(c.Current), int32(c.Ready)
 	st.Available, st.UpToDate, st.Unschedulable = int32(c.Available), int32(c.UpToDate), int32(c.Unschedulable)
-	replicaSetProgress(obs, c, actErr).apply(ers)
+	st.IgnoredUnresponsiveNodes = int32(c.IgnoredUnresponsive)
+	if writes > 0 || st.LastProgressTime == nil || progressed(&before, st) {
+		st.LastProgressTime = &metav1.Time{Time: now}
+	}
+	p := replicaSetProgress(obs, c, actErr)
+	stalledAt := st.LastProgressTime.Add(obs.deadline)
+	if !p.waitsForProgress() {
+		p.apply(ers)
+		return 0
+	}
+	if !now.Before(stalledAt) {
+		p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded, message: deadlineMessage(obs, actErr)}
+		p.apply(ers)
+		return 0
+	}
+	p.apply(ers)
+	return stalledAt.Sub(now) + time.Second
 }
 
-// replicaSetProgress says where a replica set stands.
+// progressed reports whether the pods moved on: a role or a counter that
+// changed is progress; a status that stays the same is not.
+func progressed(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
+	return before.Status != after.Status || before.Current != after.Current || before.Ready != after.Ready ||
+		before.Available != after.Available || before.UpToDate != after.UpToDate || before.Desired != after.Desired
+}
+
+// waitsForProgress reports whether p is a rollout that the pods must move
+// on: not done, not held by a person, not waiting for something else.
+func (p progress) waitsForProgress() bool {
+	if p.phase != progressing {
+		return false
+	}
+	switch p.reason {
+	case v1alpha1.ReasonRollingUpdate, v1alpha1.ReasonProgressing, v1alpha1.ReasonReconcileFailed:
+		return true
+	}
+	return false
+}
+
+// replicaSetProgress says where a replica set stands. Messages change with
+// the reason only; the counters are in the status fields.
 func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progress {
 	params := obs.input.Params
 	switch {
@@ -87,30 +125,26 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progre
 		return progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: obs.specErr.Error()}
 	case obs.role == v1alpha1.ReplicaSetUnknown:
 		return progress{phase: idle, reason: v1alpha1.ReasonInactive,
-			message: fmt.Sprintf("not active: %d of its pods remain, to be replaced", c.Current)}
+			message: "not active: the active replica set replaces its pods"}
 	case actErr != nil:
 		return progress{reason: v1alpha1.ReasonReconcileFailed, message: actErr.Error()}
-	}
-	updated := fmt.Sprintf("%d of %d nodes up to date", c.UpToDate, c.Desired)
-	if c.Unschedulable > 0 {
-		updated += fmt.Sprintf(", %d pods cannot be placed", c.Unschedulable)
 	}
 	keptNew, keptOld := keptPods(obs.input)
 	old := c.Old - keptOld
 	rolledOut := c.UpToDate == c.Desired && old == 0 && c.Misplaced == 0 && c.Current-keptNew == c.Desired
 	switch {
 	case rolledOut:
-		return progress{phase: done, reason: v1alpha1.ReasonRolledOut, message: fmt.Sprintf("%d pods available", c.Available)}
+		return progress{phase: done, reason: v1alpha1.ReasonRolledOut, message: "every node runs an available pod of this replica set"}
 	case obs.migrationWaiting != "":
-		return progress{reason: v1alpha1.ReasonWaitingForOldDaemonSet, message: obs.migrationWaiting + ": " + updated}
+		return progress{reason: v1alpha1.ReasonWaitingForOldDaemonSet, message: obs.migrationWaiting}
 	case params.Frozen:
-		return progress{reason: v1alpha1.ReasonRolloutFrozen, message: "rollout frozen: " + updated}
+		return progress{reason: v1alpha1.ReasonRolloutFrozen, message: "rollout frozen: no pod is created or deleted until it is unfrozen"}
 	case old > 0 && params.Paused:
-		return progress{reason: v1alpha1.ReasonRollingUpdatePaused, message: "rolling update paused: " + updated}
+		return progress{reason: v1alpha1.ReasonRollingUpdatePaused, message: "rolling update paused: old pods stay until it is resumed"}
 	case old > 0:
-		return progress{reason: v1alpha1.ReasonRollingUpdate, message: fmt.Sprintf("rolling update: %s, %d old pods left", updated, old)}
+		return progress{reason: v1alpha1.ReasonRollingUpdate, message: "rolling update: replacing old pods within maxUnavailable and maxSurge"}
 	default:
-		return progress{reason: v1alpha1.ReasonProgressing, message: updated}
+		return progress{reason: v1alpha1.ReasonProgressing, message: "creating pods and waiting for them to be available"}
 	}
 }
 

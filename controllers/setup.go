@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -19,6 +20,9 @@ type Options struct {
 	// MaxConcurrentWrites bounds the pod creations and deletions one
 	// reconcile has in flight.
 	MaxConcurrentWrites int
+	// UnresponsiveNodeGrace is how long a node may be not Ready before its
+	// agent stops counting against maxUnavailable.
+	UnresponsiveNodeGrace time.Duration
 }
 
 // Setup registers the indexes and reconcilers with a manager whose cache was
@@ -43,6 +47,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Recorder:                recorder,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		MaxConcurrentWrites:     opts.MaxConcurrentWrites,
+		UnresponsiveNodeGrace:   opts.UnresponsiveNodeGrace,
 	}
 	if err := ers.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSetReplicaSet controller: %w", err)

@@ -38,6 +38,16 @@ type ExtendedDaemonSetSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
+
+	// ProgressDeadlineSeconds is how long a rollout, or a canary waiting for
+	// its pods, may go without progress (a pod created, becoming available or
+	// replaced) before the ExtendedDaemonSet is Stalled with reason
+	// ProgressDeadlineExceeded. The condition clears on the next progress;
+	// the rollout itself goes on trying.
+	// +kubebuilder:default=600
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
 }
 
 // ExtendedDaemonSetState is a one-word summary for printer columns.
@@ -102,6 +112,14 @@ type ExtendedDaemonSetStatus struct {
 	// spec.strategy.canary.retry or the canary-retry annotation.
 	// +optional
 	LastHandledRetry string `json:"lastHandledRetry,omitempty"`
+
+	// IgnoredUnresponsiveNodes is the number of nodes whose agent is not
+	// counted against maxUnavailable because the node has not been Ready for
+	// longer than the controller's grace period: nothing a rollout does can
+	// bring their agent back, and a pod stuck terminating there would block
+	// the rollout forever.
+	// +optional
+	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
 }
 
 // CanaryStatus is the state of the current canary.
@@ -118,6 +136,11 @@ type CanaryStatus struct {
 	// StartedAt is when the canary started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// ReadyAt is when every canary pod first was available: the metric
+	// analysis measures from then on (after its initialDelay), since before
+	// it there is nothing to measure.
+	// +optional
+	ReadyAt *metav1.Time `json:"readyAt,omitempty"`
 	// Paused is true while the canary waits for a person.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
@@ -154,7 +177,11 @@ type ExtendedDaemonSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ExtendedDaemonSetSpec   `json:"spec,omitempty"`
+	Spec ExtendedDaemonSetSpec `json:"spec,omitempty"`
+	// Status defaults to an observedGeneration of -1, so that an object the
+	// controller has not looked at yet reads as in progress to kstatus
+	// (Flux) rather than as current.
+	// +kubebuilder:default={observedGeneration:-1}
 	Status ExtendedDaemonSetStatus `json:"status,omitempty"`
 }
 

@@ -71,10 +71,16 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// start counts its intervals from there.
 	// +optional
 	ActiveSince *metav1.Time `json:"activeSince,omitempty"`
-	// IgnoredUnresponsiveNodes is the number of pods not counted as
-	// unavailable because their node does not respond.
+	// IgnoredUnresponsiveNodes is the number of nodes not counted as
+	// unavailable because they have not been Ready for longer than the
+	// controller's grace period.
 	// +optional
 	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
+	// LastProgressTime is when the replica set last made progress: a pod
+	// created, deleted or becoming available. spec.progressDeadlineSeconds
+	// of the ExtendedDaemonSet is counted from it.
+	// +optional
+	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
 }
 
 // ExtendedDaemonSetReplicaSet runs one template of an ExtendedDaemonSet on
@@ -94,7 +100,9 @@ type ExtendedDaemonSetReplicaSet struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec   ExtendedDaemonSetReplicaSetSpec   `json:"spec,omitempty"`
+	Spec ExtendedDaemonSetReplicaSetSpec `json:"spec,omitempty"`
+	// Status defaults to an observedGeneration of -1: not yet observed.
+	// +kubebuilder:default={observedGeneration:-1}
 	Status ExtendedDaemonSetReplicaSetStatus `json:"status,omitempty"`
 }
 

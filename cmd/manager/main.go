@@ -19,6 +19,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 const controllerName = controllers.ControllerName
@@ -51,6 +52,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Reconciles run in parallel, per kind.")
 	fs.IntVar(&o.reconcilers.MaxConcurrentWrites, "concurrent-pod-writes", 32,
 		"Pod creations and deletions one reconcile has in flight.")
+	fs.DurationVar(&o.reconcilers.UnresponsiveNodeGrace, "unresponsive-node-grace", placement.DefaultUnresponsiveGrace,
+		"How long a node may be not Ready before its agent no longer counts against maxUnavailable.")
 	o.client.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.logger.BindFlags(fs)

@@ -82,32 +82,40 @@ var defaultDuration = mustParse(v1alpha1.DefaultCanaryDuration)
 // last noRestartsDuration, every canary pod is available, and its analysis,
 // when it has one, is Successful.
 func Step(in Input) (Result, error) {
+	res, err := step(in)
+	before := in.Status
+	if before != nil && before.ReplicaSet != in.ReplicaSet {
+		before = nil
+	}
+	res.Transition = Transition(before, res.Status, res.Promote)
+	return res, err
+}
+
+func step(in Input) (Result, error) {
 	res := Result{LastHandledRetry: in.LastHandledRetry}
 	st := in.Status.DeepCopy()
 	if st != nil && st.ReplicaSet != in.ReplicaSet {
 		st = nil
 	}
-	switch token := retryToken(in); {
+	switch token := RetryToken(in.Strategy, in.Annotations); {
 	case st == nil || !st.Failed:
 		// A token seen before the canary fails cannot ask to retry that
 		// failure: only a token changed after it does.
 		res.LastHandledRetry = token
 	case token != "" && token != in.LastHandledRetry:
-		st, res.LastHandledRetry, res.Transition = nil, token, Retried
+		st, res.LastHandledRetry = nil, token
 	}
 	if st != nil && in.Analysis != nil {
 		st.Analysis = in.Analysis.DeepCopy()
 	}
 	if st == nil {
 		st = &v1alpha1.CanaryStatus{ReplicaSet: in.ReplicaSet, TemplateHash: in.TemplateHash, StartedAt: &metav1.Time{Time: in.Now}}
-		if res.Transition == "" {
-			res.Transition = Started
-		}
 	}
 	res.Status = st
 	if st.Failed {
 		return res, nil
 	}
+	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
 	want, err := Count(in.Strategy.Replicas, in.Desired)
 	if err != nil {
 		return res, err
@@ -120,21 +128,14 @@ func Step(in Input) (Result, error) {
 	}
 	if verdict.Action == Fail {
 		st.Failed, st.Paused, st.Reason, st.Message = true, false, verdict.Reason, verdict.Message
-		res.Transition = Failed
 		return res, nil
 	} else if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
-		res.Promote, res.Transition = true, Promoted
+		res.Promote = true
 		return res, nil
 	} else if paused, reason, message := pauseOf(in, verdict, analysis); paused {
-		if res.Transition == "" {
-			res.Transition = pauseTransition(st, reason)
-		}
 		st.Paused, st.Reason, st.Message = true, reason, message
 		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
 		return res, nil
-	}
-	if st.Paused && res.Transition == "" {
-		res.Transition = Resumed
 	}
 	st.Paused, st.Reason, st.Message = false, "", ""
 	if wait := untilPromotable(in, st.StartedAt.Time); wait > 0 {
@@ -149,8 +150,22 @@ func Step(in Input) (Result, error) {
 		st.Reason, st.Message = ReasonWaitingForAnalysis, waiting
 		return res, nil
 	}
-	res.Promote, res.Transition = true, Promoted
+	res.Promote = true
 	return res, nil
+}
+
+// ReadyAt is when every pod of the canary st first was available: its
+// record, or now when ready says they are for the first time; nil before.
+// The metric analysis measures from then on, as there is nothing to
+// measure before.
+func ReadyAt(st *v1alpha1.CanaryStatus, ready bool, now time.Time) *metav1.Time {
+	switch {
+	case st.ReadyAt != nil:
+		return st.ReadyAt
+	case ready:
+		return &metav1.Time{Time: now}
+	}
+	return nil
 }
 
 // judge is Judge plus a person's explicit fail. A canary a person paused
@@ -195,13 +210,13 @@ func pauseOf(in Input, verdict, analysis Verdict) (bool, string, string) {
 // reason: waiting for validation is a manual canary's normal state, so only
 // coming back to it from another pause is news; any other new reason is a
 // new pause, such as a waiting manual canary that starts crash-looping.
-func pauseTransition(st *v1alpha1.CanaryStatus, reason string) string {
+func pauseTransition(before *v1alpha1.CanaryStatus, reason string) string {
 	switch {
 	case reason == ReasonWaitingForValidation:
-		if st.Paused && st.Reason != reason {
+		if before.Paused && before.Reason != reason {
 			return Resumed
 		}
-	case !st.Paused || st.Reason != reason:
+	case !before.Paused || before.Reason != reason:
 		return Paused
 	}
 	return ""
@@ -249,10 +264,14 @@ func lastRestart(pods []*corev1.Pod) time.Time {
 	return last
 }
 
-// retryToken joins the declarative and the annotation retry tokens, so a
-// change of either is a new retry.
-func retryToken(in Input) string {
-	spec, ann := in.Strategy.Retry, in.Annotations[v1alpha1.CanaryRetryAnnotation]
+// RetryToken joins the declarative and the annotation retry tokens, so a
+// change of either is a new retry. Without a canary strategy only the
+// annotation can ask for one.
+func RetryToken(strategy *v1alpha1.CanaryStrategy, annotations map[string]string) string {
+	spec, ann := "", annotations[v1alpha1.CanaryRetryAnnotation]
+	if strategy != nil {
+		spec = strategy.Retry
+	}
 	if spec == "" && ann == "" {
 		return ""
 	}

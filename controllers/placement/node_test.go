@@ -1,0 +1,39 @@
+package placement
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestUnresponsive(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	grace := 5 * time.Minute
+	withReady := func(status corev1.ConditionStatus, since time.Duration) *corev1.Node {
+		return &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+				{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse},
+				{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-since))},
+			}},
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		node *corev1.Node
+		want bool
+	}{
+		{"ready for long", withReady(corev1.ConditionTrue, time.Hour), false},
+		{"not ready within the grace period", withReady(corev1.ConditionFalse, time.Minute), false},
+		{"not ready past the grace period", withReady(corev1.ConditionFalse, 6*time.Minute), true},
+		{"unknown past the grace period", withReady(corev1.ConditionUnknown, 6*time.Minute), true},
+		{"new node without conditions", &corev1.Node{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))}}, false},
+		{"old node without conditions", &corev1.Node{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))}}, false},
+	} {
+		if got := Unresponsive(tc.node, now, grace); got != tc.want {
+			t.Errorf("%s: Unresponsive = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

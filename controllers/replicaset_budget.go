@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+)
+
+// defaultProgressDeadline applies when the schema default is absent, as in
+// objects stored before it existed.
+const defaultProgressDeadline = 600 * time.Second
+
+// progressDeadline is spec.progressDeadlineSeconds.
+func progressDeadline(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
+	if s := eds.Spec.ProgressDeadlineSeconds; s != nil && *s > 0 {
+		return time.Duration(*s) * time.Second
+	}
+	return defaultProgressDeadline
+}
+
+// fitting counts the nodes template fits: what percentages of the shared
+// budgets resolve against.
+func fitting(template *corev1.PodTemplateSpec, nodes []corev1.Node) int {
+	n := 0
+	for i := range nodes {
+		if placement.NodeFit(template, &nodes[i]).ShouldRun {
+			n++
+		}
+	}
+	return n
+}
+
+// spentElsewhere is what the other replica set of the ExtendedDaemonSet (the
+// canary beside the active one, or the other way round) spends of the
+// shared budgets on its nodes now, counted by the planner from the same
+// pods. Reconciles of one ExtendedDaemonSet's replica sets are serialized
+// (lockExtendedDaemonSet), so each sees the other's writes.
+func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, obs *observation,
+	nodes []corev1.Node, pods []*corev1.Pod,
+) (rollout.Spent, error) {
+	c := runningCanary(eds)
+	if c == nil {
+		return rollout.Spent{}, nil
+	}
+	other := &observation{
+		role:         v1alpha1.ReplicaSetCanary,
+		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: obs.input.Now, Params: obs.input.Params},
+		pods:         map[string]*corev1.Pod{},
+		unresponsive: obs.unresponsive,
+	}
+	name := c.ReplicaSet
+	if obs.role == v1alpha1.ReplicaSetCanary {
+		other.role, name = v1alpha1.ReplicaSetActive, eds.Status.ActiveReplicaSet
+	}
+	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
+	switch err := r.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ers); {
+	case client.IgnoreNotFound(err) != nil:
+		return rollout.Spent{}, fmt.Errorf("getting replica set %s: %w", name, err)
+	case err != nil:
+		// Not in the cache (yet, or any more): judge its nodes by the
+		// template of the ExtendedDaemonSet, which is what they will run.
+		ers.Name, ers.Spec.Template = name, eds.Spec.Template
+	}
+	responsible := responsibleFor(eds, other.role)
+	other.addNodes(nodes, &ers.Spec.Template, responsible)
+	other.addPods(pods, nodes, name, responsible)
+	other.input.Params.Frozen = true
+	return rollout.Compute(other.input).Counts.Spent(), nil
+}
+
+func (r *ReplicaSetReconciler) unresponsiveGrace() time.Duration {
+	if r.UnresponsiveNodeGrace > 0 {
+		return r.UnresponsiveNodeGrace
+	}
+	return placement.DefaultUnresponsiveGrace
+}
