@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
@@ -110,6 +111,13 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 	} else {
 		st.Canary = res.Status
+	}
+	if c := st.Canary; c != nil && !c.Failed {
+		// A metric that can never be measured holds the canary (its
+		// analysis is in Error) until the spec changes: say so as a stall.
+		if err := analysis.CheckMetrics(eds.Spec.Strategy.Canary.Analysis); err != nil {
+			return note, 0, stalling(fmt.Errorf("spec.strategy.canary.analysis: %w", err))
+		}
 	}
 	return note, soonest(res.RequeueAfter, untilMeasured), nil
 }
