@@ -3,7 +3,6 @@ package controllers
 import (
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -17,47 +16,6 @@ const fieldOwner = "extendeddaemonset-controller"
 // writes; the patch helper lets them win over concurrent writers.
 var replicaSetOwnedConditions = []string{
 	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition,
-}
-
-// phase is where an object stands in the condition contract of DESIGN.md.
-type phase int
-
-const (
-	// progressing: Ready=False, Reconciling=True.
-	progressing phase = iota
-	// done: Ready=True alone.
-	done
-	// stalled: Ready=False, Stalled=True; only a change of spec or a retry helps.
-	stalled
-	// idle: Ready=False alone, for a replica set that plays no part.
-	idle
-)
-
-// progress is the Ready, Reconciling and Stalled conditions of an object,
-// decided in one place.
-type progress struct {
-	phase   phase
-	reason  string
-	message string
-}
-
-// apply writes p as the Ready, Reconciling and Stalled conditions of obj.
-func (p progress) apply(obj conditions.Setter) {
-	if p.phase == done {
-		conditions.MarkTrue(obj, v1alpha1.ReadyCondition, p.reason, "%s", p.message)
-	} else {
-		conditions.MarkFalse(obj, v1alpha1.ReadyCondition, p.reason, "%s", p.message)
-	}
-	if p.phase == progressing {
-		conditions.MarkReconciling(obj, p.reason, "%s", p.message)
-	} else {
-		conditions.Delete(obj, v1alpha1.ReconcilingCondition)
-	}
-	if p.phase == stalled {
-		conditions.MarkStalled(obj, p.reason, "%s", p.message)
-	} else {
-		conditions.Delete(obj, v1alpha1.StalledCondition)
-	}
 }
 
 // setReplicaSetStatus computes the whole status of a replica set from what
@@ -101,19 +59,6 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 func progressed(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
 	return before.Status != after.Status || before.Current != after.Current || before.Ready != after.Ready ||
 		before.Available != after.Available || before.UpToDate != after.UpToDate || before.Desired != after.Desired
-}
-
-// waitsForProgress reports whether p is a rollout that the pods must move
-// on: not done, not held by a person, not waiting for something else.
-func (p progress) waitsForProgress() bool {
-	if p.phase != progressing {
-		return false
-	}
-	switch p.reason {
-	case v1alpha1.ReasonRollingUpdate, v1alpha1.ReasonProgressing, v1alpha1.ReasonReconcileFailed:
-		return true
-	}
-	return false
 }
 
 // replicaSetProgress says where a replica set stands. Messages change with

@@ -1,0 +1,243 @@
+package controllers
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/runtime/conditions"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
+)
+
+// healthOf is what kstatus and the shipped Argo CD health check make of an
+// ExtendedDaemonSet.
+func healthOf(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) (status.Status, string) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(eds)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	u := &unstructured.Unstructured{Object: raw}
+	u.SetAPIVersion(v1alpha1.GroupVersion.String())
+	u.SetKind("ExtendedDaemonSet")
+	res, err := status.Compute(u)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	health, _, err := argocd.Health(u)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return res.Status, health
+}
+
+// Every row of the condition contract, from the progress a status function
+// decides to what Flux and Argo CD show.
+func TestConditionContract(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		progress progress
+		kstatus  status.Status
+		argocd   string
+	}{
+		{"rolled out", progress{phase: done, reason: v1alpha1.ReasonRolledOut}, status.CurrentStatus, "Healthy"},
+		{"rolling update", progress{phase: progressing, reason: v1alpha1.ReasonRollingUpdate}, status.InProgressStatus, "Progressing"},
+		{"canary running", progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning}, status.InProgressStatus, "Progressing"},
+		{"canary paused", progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused}, status.InProgressStatus, "Suspended"},
+		{"canary failed", progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed}, status.FailedStatus, "Degraded"},
+		{"invalid spec", progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec}, status.FailedStatus, "Degraded"},
+		{"past the deadline", progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}, status.FailedStatus, "Degraded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 2}}
+			eds.Status.ObservedGeneration = 2
+			tc.progress.message = "because"
+			tc.progress.apply(eds)
+			kstatus, health := healthOf(g, eds)
+			g.Expect(kstatus).To(gomega.Equal(tc.kstatus))
+			g.Expect(health).To(gomega.Equal(tc.argocd))
+		})
+	}
+	t.Run("not yet observed", func(t *testing.T) {
+		g := gomega.NewWithT(t)
+		eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 3}}
+		eds.Status.ObservedGeneration = 2
+		progress{phase: done, reason: v1alpha1.ReasonRolledOut}.apply(eds)
+		kstatus, health := healthOf(g, eds)
+		g.Expect(kstatus).To(gomega.Equal(status.InProgressStatus))
+		g.Expect(health).To(gomega.Equal("Progressing"))
+	})
+}
+
+func TestReplicaSetProgress(t *testing.T) {
+	active := func(change func(*observation)) *observation {
+		o := &observation{role: v1alpha1.ReplicaSetActive}
+		if change != nil {
+			change(o)
+		}
+		return o
+	}
+	for _, tc := range []struct {
+		name   string
+		obs    *observation
+		counts rollout.Counts
+		actErr error
+		phase  phase
+		reason string
+	}{
+		{"rolled out", active(nil), rollout.Counts{Desired: 2, Current: 2, UpToDate: 2}, nil, done, v1alpha1.ReasonRolledOut},
+		{"old pods left", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1}, nil, progressing, v1alpha1.ReasonRollingUpdate},
+		{"pods becoming available", active(nil), rollout.Counts{Desired: 2, Current: 2, UpToDate: 1}, nil, progressing, v1alpha1.ReasonProgressing},
+		{"paused", active(func(o *observation) { o.input.Params.Paused = true }), rollout.Counts{Desired: 1, Old: 1}, nil, progressing, v1alpha1.ReasonRollingUpdatePaused},
+		{"frozen", active(func(o *observation) { o.input.Params.Frozen = true }), rollout.Counts{Desired: 1}, nil, progressing, v1alpha1.ReasonRolloutFrozen},
+		{"waiting for the old DaemonSet", active(func(o *observation) { o.migrationWaiting = "delete it" }), rollout.Counts{Desired: 1, Old: 1}, nil, progressing, v1alpha1.ReasonWaitingForOldDaemonSet},
+		{"write refused", active(nil), rollout.Counts{Desired: 1}, errors.New("quota"), progressing, v1alpha1.ReasonReconcileFailed},
+		{"spec error", active(func(o *observation) { o.specErr = errors.New("bad") }), rollout.Counts{}, nil, stalled, v1alpha1.ReasonInvalidSpec},
+		{"no role", &observation{role: v1alpha1.ReplicaSetUnknown}, rollout.Counts{Current: 3}, nil, idle, v1alpha1.ReasonInactive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := replicaSetProgress(tc.obs, tc.counts, tc.actErr)
+			if p.phase != tc.phase || p.reason != tc.reason {
+				t.Fatalf("progress %d %s (%s), want %d %s", p.phase, p.reason, p.message, tc.phase, tc.reason)
+			}
+			if strings.ContainsAny(p.message, "0123456789") && tc.actErr == nil && tc.obs.specErr == nil {
+				t.Errorf("message %q carries a counter: messages change with the reason only", p.message)
+			}
+		})
+	}
+}
+
+// The progress deadline stalls a replica set that waits on its pods, and
+// only one: a paused rollout waits for a person, not for its pods.
+func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	stuck := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1}}
+	for _, tc := range []struct {
+		name          string
+		lastProgress  time.Duration
+		paused        bool
+		writes        int
+		wantStalled   bool
+		wantRequeueIn time.Duration
+	}{
+		{"within the deadline", 30 * time.Second, false, 0, false, 31 * time.Second},
+		{"past the deadline", 2 * time.Minute, false, 0, true, 0},
+		{"a write is progress", 2 * time.Minute, false, 1, false, 61 * time.Second},
+		{"paused by a person", 2 * time.Minute, true, 0, false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
+			ers.Status = v1alpha1.ExtendedDaemonSetReplicaSetStatus{Status: v1alpha1.ReplicaSetActive, Desired: 1,
+				ActiveSince: &metav1.Time{Time: now.Add(-time.Hour)}, LastProgressTime: &metav1.Time{Time: now.Add(-tc.lastProgress)}}
+			obs := &observation{role: v1alpha1.ReplicaSetActive, deadline: time.Minute,
+				input: rollout.Input{Nodes: []rollout.Node{{Name: "a", ShouldRun: true, ShouldContinueRunning: true}},
+					Pods: map[string][]rollout.Pod{"a": {{Name: "old", Node: "a", Terminating: true}}}}}
+			obs.input.Params.Paused = tc.paused
+			requeue := setReplicaSetStatus(ers, obs, stuck, tc.writes, nil, now)
+			g.Expect(conditions.IsStalled(ers)).To(gomega.Equal(tc.wantStalled))
+			g.Expect(requeue).To(gomega.Equal(tc.wantRequeueIn))
+			if tc.wantStalled {
+				g.Expect(conditions.GetReason(ers, v1alpha1.StalledCondition)).To(gomega.Equal(v1alpha1.ReasonProgressDeadlineExceeded))
+				g.Expect(conditions.GetMessage(ers, v1alpha1.StalledCondition)).To(gomega.ContainSubstring("a (pod old terminating)"))
+			}
+		})
+	}
+}
+
+func TestDeadlineMessageNamesStuckNodesAndBoundsThem(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	obs := &observation{deadline: 10 * time.Minute, pods: map[string]*corev1.Pod{},
+		input: rollout.Input{Pods: map[string][]rollout.Pod{}, Now: now}}
+	for i := range 8 {
+		name := string(rune('a' + i))
+		obs.input.Nodes = append(obs.input.Nodes, rollout.Node{Name: name, ShouldRun: true, ShouldContinueRunning: true})
+		obs.input.Pods[name] = []rollout.Pod{{Name: "p-" + name, Node: name, New: true}}
+		obs.pods["p-"+name] = &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+			{State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}}}}}
+	}
+	obs.input.Nodes = append(obs.input.Nodes, rollout.Node{Name: "ok", ShouldRun: true, ShouldContinueRunning: true})
+	obs.input.Pods["ok"] = []rollout.Pod{{Name: "p-ok", Node: "ok", New: true, ReadySince: now.Add(-time.Hour)}}
+	got := deadlineMessage(obs, errors.New("pods is forbidden"))
+	want := "no progress for 10m0s: nodes without an available pod: a (pod p-a not ready: CrashLoopBackOff), " +
+		"b (pod p-b not ready: CrashLoopBackOff), c (pod p-c not ready: CrashLoopBackOff), " +
+		"d (pod p-d not ready: CrashLoopBackOff), e (pod p-e not ready: CrashLoopBackOff) and 3 more; last error: pods is forbidden"
+	if got != want {
+		t.Fatalf("deadlineMessage =\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestCanaryProgress(t *testing.T) {
+	stalledSet := &v1alpha1.ExtendedDaemonSetReplicaSet{}
+	conditions.MarkStalled(stalledSet, v1alpha1.ReasonProgressDeadlineExceeded, "no progress for 10m0s")
+	for _, tc := range []struct {
+		name   string
+		canary v1alpha1.CanaryStatus
+		ers    *v1alpha1.ExtendedDaemonSetReplicaSet
+		phase  phase
+		reason string
+	}{
+		{"running", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, nil, progressing, v1alpha1.ReasonCanaryRunning},
+		{"paused", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, nil, progressing, v1alpha1.ReasonCanaryPaused},
+		{"failed", v1alpha1.CanaryStatus{ReplicaSet: "rs", Failed: true}, stalledSet, stalled, v1alpha1.ReasonCanaryFailed},
+		{"pods stuck past the deadline", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, stalledSet, stalled, v1alpha1.ReasonProgressDeadlineExceeded},
+		{"paused beats a stuck replica set", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, stalledSet, progressing, v1alpha1.ReasonCanaryPaused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := canaryProgress(&tc.canary, tc.ers)
+			if p.phase != tc.phase || p.reason != tc.reason {
+				t.Fatalf("progress %d %s (%s), want %d %s", p.phase, p.reason, p.message, tc.phase, tc.reason)
+			}
+		})
+	}
+}
+
+// Whatever the error, the status says it: a spec error stalls, another
+// keeps the object progressing with the error as reason, and only a
+// successful or stalled reconcile observes the generation.
+func TestSetExtendedDaemonSetStatusOnErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		err           error
+		reason        string
+		stalled       bool
+		observedMoves bool
+	}{
+		{"spec error", stalling(errors.New("spec.strategy.canary.nodeSelector: bad")), v1alpha1.ReasonInvalidSpec, true, true},
+		{"transient error", errors.New("listing nodes: timeout"), v1alpha1.ReasonReconcileFailed, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Generation: 4}}
+			eds.Status.ObservedGeneration = 3
+			setExtendedDaemonSetStatus(eds, edsObservation{}, tc.err)
+			g.Expect(conditions.GetReason(eds, v1alpha1.ReadyCondition)).To(gomega.Equal(tc.reason))
+			g.Expect(conditions.GetMessage(eds, v1alpha1.ReadyCondition)).To(gomega.Equal(tc.err.Error()))
+			g.Expect(conditions.IsStalled(eds)).To(gomega.Equal(tc.stalled))
+			g.Expect(eds.Status.ObservedGeneration == 4).To(gomega.Equal(tc.observedMoves))
+		})
+	}
+}
+
+func TestStateOf(t *testing.T) {
+	for _, tc := range []struct {
+		progress progress
+		want     v1alpha1.ExtendedDaemonSetState
+	}{
+		{progress{phase: done}, v1alpha1.StateRunning},
+		{progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed}, v1alpha1.StateCanaryFailed},
+		{progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}, v1alpha1.StateError},
+		{progress{phase: progressing, reason: v1alpha1.ReasonRolloutFrozen}, v1alpha1.StateFrozen},
+		{progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused}, v1alpha1.StateCanaryPaused},
+		{progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning}, v1alpha1.StateCanary},
+		{progress{phase: progressing, reason: v1alpha1.ReasonRollingUpdate}, v1alpha1.StateRollingUpdate},
+	} {
+		if got := stateOf(tc.progress); got != tc.want {
+			t.Errorf("stateOf(%+v) = %s, want %s", tc.progress, got, tc.want)
+		}
+	}
+}
