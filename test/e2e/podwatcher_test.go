@@ -84,19 +84,9 @@ func edsPods(name string) string { return v1alpha1.ExtendedDaemonSetNameLabel + 
 // watchPods starts watching the pods in namespace that the label selector
 // selects; desired are the nodes that should each have a Ready pod.
 func watchPods(ctx context.Context, namespace, selector string, desired []string) (*podWatcher, error) {
-	pods := env.Kube.CoreV1().Pods(namespace)
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	list, rw, err := listAndWatchPods(ctx, namespace, selector)
 	if err != nil {
-		return nil, fmt.Errorf("listing pods: %w", err)
-	}
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			opts.LabelSelector = selector
-			return pods.Watch(ctx, opts)
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("watching pods: %w", err)
+		return nil, err
 	}
 	w := &podWatcher{
 		desired: map[string]bool{}, watcher: rw, done: make(chan struct{}), pods: map[types.UID]podState{},
@@ -112,6 +102,27 @@ func watchPods(ctx context.Context, namespace, selector string, desired []string
 	w.measure(time.Now())
 	go w.follow()
 	return w, nil
+}
+
+// listAndWatchPods lists the pods in namespace that the label selector
+// selects, and watches them from that list on, resuming the watch as long
+// as the API server still has the next events.
+func listAndWatchPods(ctx context.Context, namespace, selector string) (*corev1.PodList, *watchtools.RetryWatcher, error) {
+	pods := env.Kube.CoreV1().Pods(namespace)
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing pods: %w", err)
+	}
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			opts.LabelSelector = selector
+			return pods.Watch(ctx, opts)
+		},
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("watching pods: %w", err)
+	}
+	return list, rw, nil
 }
 
 // Counts returns what the watcher has seen so far.
