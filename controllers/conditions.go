@@ -74,4 +74,3 @@ func (p progress) waitsForProgress() bool {
 	}
 	return false
 }
-

@@ -135,11 +135,3 @@ func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
 	return &metav1.Condition{Type: v1alpha1.AnalysisCondition, Status: status, Reason: analysisReasons[a.Phase],
 		Message: analysis.Truncate(message, maxConditionMessage)}
 }
-
-// analysisIn is the analysis of a canary, read from the reconciled object.
-func analysisIn(eds *v1alpha1.ExtendedDaemonSet, rs string) *v1alpha1.AnalysisStatus {
-	if c := eds.Status.Canary; c != nil && c.ReplicaSet == rs {
-		return c.Analysis
-	}
-	return nil
-}
