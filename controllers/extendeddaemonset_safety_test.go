@@ -1,12 +1,16 @@
 package controllers
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -282,4 +286,90 @@ func TestQueryTemplateThatWouldSpinStallsAtOnce(t *testing.T) {
 	s.g.Consistently(func(g gomega.Gomega) {
 		g.Expect(s.getEDS(g, eds.Name).Status.ActiveReplicaSet).To(gomega.Equal(first))
 	}, 2*time.Second).Should(gomega.Succeed())
+}
+
+// A pod creation the API server refuses (here an admission policy) is told
+// as a FailedCreate warning in the API server's words, once however often
+// it is retried, and named by the progress deadline's Stalled message.
+func TestRefusedPodCreationIsToldOnce(t *testing.T) {
+	s := newScenario(t)
+	const refusal = "agents may not run in this namespace"
+	s.denyPodCreation(refusal)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
+	s.create(eds)
+	ers := s.activeReplicaSet(eds.Name)
+
+	refused := func(g gomega.Gomega) []eventsv1.Event {
+		var events eventsv1.EventList
+		g.Expect(k8s.List(s.ctx, &events, client.InNamespace(s.ns))).To(gomega.Succeed())
+		var out []eventsv1.Event
+		for _, e := range events.Items {
+			if e.Reason == "FailedCreate" && e.Type == corev1.EventTypeWarning && e.Regarding.Name == ers {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	s.g.Eventually(func(g gomega.Gomega) {
+		events := refused(g)
+		g.Expect(events).To(gomega.HaveLen(1))
+		g.Expect(events[0].Note).To(gomega.ContainSubstring(refusal))
+		e := s.getEDS(g, eds.Name)
+		g.Expect(conditions.GetReason(e, v1alpha1.StalledCondition)).To(gomega.Equal(v1alpha1.ReasonProgressDeadlineExceeded))
+		g.Expect(conditions.GetMessage(e, v1alpha1.StalledCondition)).To(gomega.And(
+			gomega.ContainSubstring(node.Name+" (no pod)"), gomega.ContainSubstring(refusal)))
+	}).Should(gomega.Succeed())
+	s.g.Consistently(func(g gomega.Gomega) {
+		events := refused(g)
+		g.Expect(events).To(gomega.HaveLen(1))
+		g.Expect(events[0].Series).To(gomega.BeNil(), "the refusal was told again within a minute")
+	}, 3*time.Second).Should(gomega.Succeed())
+}
+
+// denyPodCreation makes the API server refuse every pod created in the
+// scenario's namespace, with message, as an admission policy does.
+func (s *scenario) denyPodCreation(message string) {
+	s.t.Helper()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: s.ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: message}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: s.ns},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        s.ns,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: s.ns},
+			}},
+		},
+	}
+	s.g.Expect(k8s.Create(s.ctx, policy)).To(gomega.Succeed())
+	s.g.Expect(k8s.Create(s.ctx, binding)).To(gomega.Succeed())
+	s.t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), binding)
+		_ = k8s.Delete(context.Background(), policy)
+	})
+	// The policy takes effect once the API server has loaded it.
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: s.ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: imageV1}}}}
+	s.g.Eventually(func() error {
+		err := k8s.Create(s.ctx, probe.DeepCopy())
+		if err == nil {
+			_ = k8s.Delete(s.ctx, probe, client.GracePeriodSeconds(0))
+			return errors.New("pod creation still allowed")
+		}
+		return nil
+	}).Should(gomega.Succeed())
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -85,8 +86,8 @@ func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.Ext
 		g.Go(func() error {
 			pod, err := r.newPod(eds, ers, obs, node)
 			if err == nil {
-				err = r.Create(ctx, pod)
-				if err != nil {
+				if err = r.Create(ctx, pod); err != nil {
+					err = withoutGeneratedName(err)
 					r.warnRefused(ers, "FailedCreate", "Create", err)
 				}
 			}
@@ -112,6 +113,31 @@ func (r *ReplicaSetReconciler) warnRefused(ers *v1alpha1.ExtendedDaemonSetReplic
 		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, reason, action, "%s", err.Error())
 	}
 }
+
+// withoutGeneratedName drops the name the API server generated for a pod it
+// then refused from err's message: every attempt gets a new one, and a
+// message that changes at every retry would make every refusal a new cause
+// and every status write a new one.
+func withoutGeneratedName(err error) error {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return err
+	}
+	details := status.Status().Details
+	if details == nil || details.Name == "" {
+		return err
+	}
+	return &refusal{message: strings.ReplaceAll(err.Error(), fmt.Sprintf("%q ", details.Name), ""), err: err}
+}
+
+// refusal is an API server error with a message of its own.
+type refusal struct {
+	message string
+	err     error
+}
+
+func (e *refusal) Error() string { return e.message }
+func (e *refusal) Unwrap() error { return e.err }
 
 // newPod is the pod of a replica set for one node, owned by the replica
 // set and labelled with both owners' names and the template hash.
