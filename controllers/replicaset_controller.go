@@ -107,7 +107,11 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	now := r.now()
 	obs, err := r.observe(ctx, eds, ers, now)
 	if err != nil {
-		return ctrl.Result{}, err
+		// What the pods are is unknown: the counters stay as they were,
+		// the conditions say why.
+		progress{phase: progressing, reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}.apply(ers)
+		return ctrl.Result{}, errors.Join(err, patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
+			patch.WithFieldOwner(fieldOwner)))
 	}
 	plan := rollout.Compute(obs.input)
 	if len(plan.Create)+len(plan.Delete) > 0 {
