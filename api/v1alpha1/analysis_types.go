@@ -82,11 +82,13 @@ type PrometheusProvider struct {
 	// +required
 	Address string `json:"address"`
 
-	// Timeout bounds one query.
+	// Timeout bounds one query; at most 30s, so an analysis never holds a
+	// reconcile for long.
 	// +kubebuilder:default="10s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="timeout must be a positive duration"
+	// +kubebuilder:validation:XValidation:rule="duration(self) <= duration('30s')",message="timeout must be at most 30s"
 	// +optional
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
@@ -126,12 +128,15 @@ type AnalysisMetric struct {
 	// +required
 	Name string `json:"name"`
 
-	// Query is a PromQL query that returns one value, written as a Go
-	// template. It can use {{ .Namespace }}, {{ .Name }},
-	// {{ .CanaryReplicaSet }}, {{ .StableReplicaSet }}, {{ .CanaryPodRegex }},
-	// {{ .StablePodRegex }}, {{ .CanaryNodeRegex }}, {{ .Interval }} and
-	// {{ .Window }} (the time since the canary started, at least one
-	// interval); every value is escaped for use inside a PromQL string. A
+	// Query is a PromQL query that returns one value, written as a
+	// template whose actions may only be these fields: {{ .Namespace }},
+	// {{ .Name }}, {{ .CanaryReplicaSet }}, {{ .StableReplicaSet }},
+	// {{ .CanaryPodRegex }}, {{ .StablePodRegex }}, {{ .CanaryNodeRegex }},
+	// {{ .Interval }} and {{ .Window }} (the time since the canary pods were
+	// all available, at least one interval and at most 1h); no functions,
+	// loops or conditions. Every value is escaped for use inside a PromQL
+	// string. A template that does more, or names another field, is a spec
+	// error: the analysis is in Error and the ExtendedDaemonSet Stalled. A
 	// baseline renders the same template with the stable pods in place of
 	// the canary pods; a Mann-Whitney baseline needs one series per pod.
 	// +kubebuilder:validation:MinLength=1

@@ -159,6 +159,7 @@ var invalidCases = []invalidCase{
 	{"analysis inconclusiveLimit negative", validEDS, []mutation{set(an+".inconclusiveLimit", int64(-2))}, an + ".inconclusiveLimit", "greater than or equal to 0"},
 	{"analysis consecutiveErrorLimit negative", validEDS, []mutation{set(an+".consecutiveErrorLimit", int64(-1))}, an + ".consecutiveErrorLimit", "greater than or equal to 0"},
 	{"analysis prometheus timeout zero", validEDS, []mutation{set(an+".provider.prometheus.timeout", "0s")}, an + ".provider.prometheus.timeout", "positive duration"},
+	{"analysis prometheus timeout beyond the maximum", validEDS, []mutation{set(an+".provider.prometheus.timeout", "31s")}, an + ".provider.prometheus.timeout", "at most 30s"},
 	{"analysis without metrics", validEDS, []mutation{metrics()}, an + ".metrics", "should have at least 1 items"},
 	{"metric names not unique", validEDS, []mutation{metrics(metric(map[string]any{"preset": "restarts"}), metric(map[string]any{"query": "up"}))}, an + ".metrics[1]", "Duplicate value"},
 	{"metric name empty", validEDS, []mutation{metrics(metric(map[string]any{"name": "", "preset": "restarts"}))}, an + ".metrics[0].name", "at least 1 chars"},
