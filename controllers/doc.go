@@ -3,17 +3,35 @@
 // function, acts, and writes status once.
 package controllers
 
-// Permissions of the manager, from which config/rbac is generated.
+// Permissions of the manager, from which config/rbac/role.yaml is
+// generated: exactly the calls the code makes, cluster-wide. Reads go
+// through the cache (list, watch) except the few noted; leader election has
+// its own namespaced Role (config/rbac/leader_election_role.yaml).
 //
-// +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets;extendeddaemonsetreplicasets;extendeddaemonsetsettings,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets/status;extendeddaemonsetreplicasets/status;extendeddaemonsetsettings/status,verbs=get;update;patch
+// ExtendedDaemonSets are also read around the cache while a canary may run,
+// and so is an active replica set missing from the cache; replica sets are
+// created and pruned, never changed; statuses are merge-patched. Owner
+// references that block deletion need update on the owners' finalizers.
+// +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsetreplicasets,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsetsettings,verbs=list;watch
+// +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets/status;extendeddaemonsetreplicasets/status;extendeddaemonsetsettings/status,verbs=patch
 // +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets/finalizers;extendeddaemonsetreplicasets/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+//
+// Pods are created and deleted, never changed; the pods of a DaemonSet
+// being migrated from are listed around the cache, and so is the DaemonSet
+// read.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get
+//
+// One named Secret per analysis, read around the cache: listing or watching
+// every Secret of the cluster is neither needed nor wanted.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+//
+// The controllers' event recorder writes events.k8s.io events.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch;update;patch
-// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;patch;delete
+//
+// The metrics endpoint authenticates and authorizes its callers.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
