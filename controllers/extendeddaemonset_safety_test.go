@@ -21,10 +21,33 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
-// manualCanary is a canary strategy that waits for a person, so a test
-// decides when it ends.
-func manualCanary(replicas intstr.IntOrString) *v1alpha1.CanaryStrategy {
-	return &v1alpha1.CanaryStrategy{Replicas: &replicas, ValidationMode: v1alpha1.CanaryValidationManual}
+// canaryRun is an ExtendedDaemonSet rolled out with a first template whose
+// second template runs as a manual canary, which waits for a person, so a
+// test decides when it ends.
+type canaryRun struct {
+	eds *v1alpha1.ExtendedDaemonSet
+	// active is the first template's replica set, stable its pods by node.
+	active string
+	stable map[string]corev1.Pod
+	// canary is the second template's replica set, nodes its canary nodes.
+	canary string
+	nodes  []string
+}
+
+// startManualCanary rolls an ExtendedDaemonSet out on nodes, then changes
+// its template and waits for the canary on replicas of them.
+func (s *scenario) startManualCanary(replicas intstr.IntOrString, nodes ...string) canaryRun {
+	s.t.Helper()
+	var created []*corev1.Node
+	for _, n := range nodes {
+		created = append(created, s.createNode(n, nil))
+	}
+	run := canaryRun{eds: s.newEDS("agent", imageV1)}
+	run.eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, ValidationMode: v1alpha1.CanaryValidationManual}
+	run.active, run.stable = s.createRolledOut(run.eds, created...)
+	s.setImage(run.eds, imageV2)
+	run.canary, run.nodes = s.runningCanary(run.eds.Name)
+	return run
 }
 
 // runningCanary waits for the canary of eds and returns its replica set and
@@ -48,13 +71,8 @@ func (s *scenario) runningCanary(name string) (string, []string) {
 // the canary.
 func TestCanaryReplacesItsPodsUnderMaxUnavailable(t *testing.T) {
 	s := newScenario(t)
-	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil), s.createNode("c", nil), s.createNode("d", nil)}
-	eds := s.newEDS("agent", imageV1)
-	eds.Spec.Strategy.Canary = manualCanary(intstr.FromString("50%"))
-	_, stable := s.createRolledOut(eds, nodes...)
-
-	s.setImage(eds, imageV2)
-	second, canaryNodes := s.runningCanary(eds.Name)
+	run := s.startManualCanary(intstr.FromString("50%"), "a", "b", "c", "d")
+	stable, second, canaryNodes := run.stable, run.canary, run.nodes
 	s.g.Expect(canaryNodes).To(gomega.HaveLen(2))
 	s.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(s.gone(g, ptr.To(stable[canaryNodes[0]])) || s.gone(g, ptr.To(stable[canaryNodes[1]]))).To(gomega.BeTrue())
@@ -79,12 +97,8 @@ func TestCanaryReplacesItsPodsUnderMaxUnavailable(t *testing.T) {
 // a new template or a retry rolls it out.
 func TestFailedTemplateStaysFailedWithoutACanaryStrategy(t *testing.T) {
 	s := newScenario(t)
-	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil)}
-	eds := s.newEDS("agent", imageV1)
-	eds.Spec.Strategy.Canary = manualCanary(intstr.FromInt32(1))
-	active, stable := s.createRolledOut(eds, nodes...)
-	s.setImage(eds, imageV2)
-	second, canaryNodes := s.runningCanary(eds.Name)
+	run := s.startManualCanary(intstr.FromInt32(1), "a", "b")
+	eds, active, stable, second, canaryNodes := run.eds, run.active, run.stable, run.canary, run.nodes
 	s.annotate(eds, v1alpha1.CanaryFailedAnnotation, second)
 	s.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(conditions.GetReason(s.getEDS(g, eds.Name), v1alpha1.StalledCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryFailed))
@@ -115,12 +129,8 @@ func TestFailedTemplateStaysFailedWithoutACanaryStrategy(t *testing.T) {
 // canary: it goes on being judged.
 func TestCanaryIsNotSkippedWhenTheActiveReplicaSetGoes(t *testing.T) {
 	s := newScenario(t)
-	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil)}
-	eds := s.newEDS("agent", imageV1)
-	eds.Spec.Strategy.Canary = manualCanary(intstr.FromInt32(1))
-	active, _ := s.createRolledOut(eds, nodes...)
-	s.setImage(eds, imageV2)
-	second, _ := s.runningCanary(eds.Name)
+	run := s.startManualCanary(intstr.FromInt32(1), "a", "b")
+	eds, active, second := run.eds, run.active, run.canary
 
 	s.g.Expect(k8s.Delete(s.ctx, s.getERS(s.g, active))).To(gomega.Succeed())
 	s.g.Consistently(func(g gomega.Gomega) {
