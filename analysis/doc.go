@@ -19,9 +19,10 @@
 //     MaxTimeout, and Prometheus is told the same timeout;
 //   - a whole Step, every due metric included, takes at most
 //     MaxStepDuration;
-//   - the window of a measurement, .Window, is the canary so far but at
-//     most MaxWindow (or one interval, when that is longer): older samples
-//     were judged by earlier measurements.
+//   - the window of a measurement, .Window, is the time since measuring
+//     started (the controller starts once every canary pod is available)
+//     but at most MaxWindow (or one interval, when that is longer): older
+//     samples were judged by earlier measurements.
 //
 // A mistake in the spec that no measurement can get past, such as a template
 // that does more than look up fields, is a *SpecError: CheckMetrics finds it

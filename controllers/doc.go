@@ -1,6 +1,26 @@
 // Package controllers holds one reconciler per kind of the
 // extendeddaemonset.io API: each observes from the cache, plans with a pure
 // function, acts, and writes status once.
+//
+// The ExtendedDaemonSet reconciler keeps one replica set per pod template
+// and decides which is active and which runs as a canary: it observes the
+// canary's pods and nodes and takes the measurements that are due, decides
+// with canary.Step, a pure function, and records the decision in the
+// status. Status is written on every path (setExtendedDaemonSetStatus): a
+// spec the controller cannot use (stalling errors) stalls the object, any
+// other error shows as ReconcileFailed and is retried. Events and metrics
+// are told once the status patch succeeded, so a retried reconcile tells
+// nothing twice. The condition contract that Flux and Argo CD read lives in
+// conditions.go.
+//
+// The replica set reconciler runs the pods of one replica set with
+// rollout.Compute. The canary and the active replica set spend one budget:
+// each plans knowing what the other spends on its nodes (spentElsewhere),
+// and the reconciles of one ExtendedDaemonSet's replica sets are serialized
+// so each sees the other's writes through the expectations. A replica set
+// without progress past spec.progressDeadlineSeconds is Stalled, reason
+// ProgressDeadlineExceeded, naming its stuck nodes; nodes not Ready past a
+// grace period are left alone and do not count against the budget.
 package controllers
 
 // Permissions of the manager, from which config/rbac/role.yaml is
