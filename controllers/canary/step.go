@@ -70,7 +70,13 @@ const (
 	ReasonPausedByUser = "PausedByUser"
 	// ReasonWaitingForValidation: a manual canary waits for a person.
 	ReasonWaitingForValidation = "WaitingForValidation"
+	// ReasonWaitingForNodes: no candidate node is healthy enough to be a
+	// canary node.
+	ReasonWaitingForNodes = "WaitingForNodes"
 )
+
+// nodesPoll is how often a canary without a healthy node looks again.
+const nodesPoll = 30 * time.Second
 
 // defaultDuration is how long an auto canary runs when duration is unset.
 var defaultDuration = mustParse(v1alpha1.DefaultCanaryDuration)
@@ -138,6 +144,12 @@ func step(in Input) (Result, error) {
 		return res, nil
 	}
 	st.Paused, st.Reason, st.Message = false, "", ""
+	if len(st.Nodes) == 0 && want > 0 {
+		// Node changes do not all reach the ExtendedDaemonSet: look again.
+		st.Reason, st.Message = ReasonWaitingForNodes, "no healthy node to run the canary on: every candidate is not Ready, cordoned, being drained or going away"
+		res.RequeueAfter = nodesPoll
+		return res, nil
+	}
 	if wait := untilPromotable(in, st.StartedAt.Time); wait > 0 {
 		res.RequeueAfter = wait
 		return res, nil

@@ -277,3 +277,20 @@ func TestStepRetryTokenOfAnOlderCanaryIsHandled(t *testing.T) {
 	res := expectOutcome(g, in, outcome{transition: Started})
 	g.Expect(res.LastHandledRetry).To(gomega.Equal("a/"))
 }
+
+// A canary without a healthy node says so and looks again, and is never
+// promoted.
+func TestStepWithoutAHealthyNodeWaitsAndSaysWhy(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(time.Hour, &v1alpha1.CanaryStrategy{})
+	in.Status = nil
+	for i := range in.Candidates {
+		in.Candidates[i].Unhealthy = "cordoned"
+	}
+	res, err := Step(in)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(res.Promote).To(gomega.BeFalse())
+	g.Expect(res.Status.Nodes).To(gomega.BeEmpty())
+	g.Expect(res.Status.Reason).To(gomega.Equal(ReasonWaitingForNodes))
+	g.Expect(res.RequeueAfter).To(gomega.Equal(nodesPoll))
+}
