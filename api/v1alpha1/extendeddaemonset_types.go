@@ -108,8 +108,10 @@ type ExtendedDaemonSetStatus struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 
-	// LastHandledRetry is the last canary retry token acted upon, from
-	// spec.strategy.canary.retry or the canary-retry annotation.
+	// LastHandledRetry is the last canary retry token handled, from
+	// spec.strategy.canary.retry or the canary-retry annotation: acted upon,
+	// or seen before the canary failed (a token can only retry a failure
+	// it came after).
 	// +optional
 	LastHandledRetry string `json:"lastHandledRetry,omitempty"`
 
