@@ -112,14 +112,16 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	} else {
 		st.Canary = res.Status
 	}
+	requeue := soonest(res.RequeueAfter, untilMeasured)
 	if c := st.Canary; c != nil && !c.Failed {
 		// A metric that can never be measured holds the canary (its
-		// analysis is in Error) until the spec changes: say so as a stall.
+		// analysis goes to Error when it is due) until the spec changes:
+		// say so as a stall, and keep the canary's schedule.
 		if err := analysis.CheckMetrics(eds.Spec.Strategy.Canary.Analysis); err != nil {
-			return note, 0, stalling(fmt.Errorf("spec.strategy.canary.analysis: %w", err))
+			return note, requeue, stalling(fmt.Errorf("spec.strategy.canary.analysis: %w", err))
 		}
 	}
-	return note, soonest(res.RequeueAfter, untilMeasured), nil
+	return note, requeue, nil
 }
 
 // soonest is the shorter of two waits, where zero means no wait is needed.

@@ -123,8 +123,10 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	extendedDaemonSetMetrics().observe(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), now)
 	switch {
 	case isStalling(err):
+		// Retrying cannot help, but a canary's clock still runs: its
+		// timeout and its measurements come due.
 		ctrl.LoggerFrom(ctx).Info("spec cannot be used until it changes", "reason", err.Error())
-		return ctrl.Result{}, nil
+		return ctrl.Result{RequeueAfter: requeue}, nil
 	case err != nil:
 		return ctrl.Result{}, err
 	}
@@ -158,7 +160,7 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current, nodes.Items)
 	obs.sets, obs.canaryNote = sets, note
 	if err != nil {
-		return obs, 0, err
+		return obs, requeue, err
 	}
 	if err := r.pruneHistory(ctx, eds, sets, current); err != nil {
 		return obs, 0, err

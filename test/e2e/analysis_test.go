@@ -62,6 +62,15 @@ func (s *scenario) startAnalyzedCanary(duration time.Duration, analysis *v1alpha
 // phase, checking the conditions that go with it, and returns the status.
 func (s *scenario) expectAnalysis(c *analyzedCanary, phase v1alpha1.AnalysisPhase, conditionStatus metav1.ConditionStatus) *v1alpha1.ExtendedDaemonSet {
 	s.t.Helper()
+	return s.expectAnalysisWithin(c, phase, conditionStatus, rolloutTimeout)
+}
+
+// expectAnalysisWithin is expectAnalysis for a phase that must come
+// within timeout.
+func (s *scenario) expectAnalysisWithin(c *analyzedCanary, phase v1alpha1.AnalysisPhase, conditionStatus metav1.ConditionStatus,
+	timeout time.Duration,
+) *v1alpha1.ExtendedDaemonSet {
+	s.t.Helper()
 	var latest *v1alpha1.ExtendedDaemonSet
 	s.g.Eventually(func(g gomega.Gomega) {
 		latest = s.get(c.eds)
@@ -74,7 +83,7 @@ func (s *scenario) expectAnalysis(c *analyzedCanary, phase v1alpha1.AnalysisPhas
 		g.Expect(cond.Status).To(gomega.Equal(conditionStatus))
 		g.Expect(cond.Reason).To(gomega.Equal("Analysis" + string(phase)))
 		g.Expect(cond.ObservedGeneration).To(gomega.Equal(latest.Generation))
-	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+	}).WithTimeout(timeout).WithPolling(pollInterval).Should(gomega.Succeed())
 	return latest
 }
 
