@@ -26,7 +26,7 @@ type healthCase struct {
 	kstatus status.Status
 }
 
-// The rows of the condition contract in DESIGN.md, then the states around
+// The rows of the condition contract (controllers/conditions.go), then the states around
 // them, for both kinds.
 var healthCases = []healthCase{
 	// rolled out, all pods available
