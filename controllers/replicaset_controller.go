@@ -88,6 +88,11 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !ers.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// The ExtendedDaemonSet is read under the lock: read before, it could
+	// name as active a replica set that the reconcile holding the lock
+	// has just seen replaced, and this one would then undo its work.
+	owner := types.NamespacedName{Namespace: ers.Namespace, Name: ers.Labels[v1alpha1.ExtendedDaemonSetNameLabel]}
+	defer r.lockExtendedDaemonSet(owner)()
 	eds, err := r.owner(ctx, ers)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -95,12 +100,11 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if eds == nil {
 		// Without its ExtendedDaemonSet the replica set is garbage, and
 		// nothing it wrote needs remembering.
-		r.expectations.Forget(types.NamespacedName{Namespace: ers.Namespace, Name: ers.Labels[v1alpha1.ExtendedDaemonSetNameLabel]})
+		r.expectations.Forget(owner)
 		return ctrl.Result{}, nil
 	}
 	log = log.WithValues("extendedDaemonSet", klog.KObj(eds))
 	ctx = ctrl.LoggerInto(ctx, log)
-	defer r.lockExtendedDaemonSet(edsKey(eds))()
 	patcher := patch.NewSerialPatcher(ers, r.Client)
 	before := ers.Status.DeepCopy()
 
