@@ -40,18 +40,16 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 		st.LastProgressTime = &metav1.Time{Time: now}
 	}
 	p := replicaSetProgress(obs, c, actErr)
-	stalledAt := st.LastProgressTime.Add(obs.deadline)
-	if !p.waitsForProgress() {
-		p.apply(ers)
-		return 0
-	}
-	if !now.Before(stalledAt) {
-		p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded, message: deadlineMessage(obs, actErr)}
-		p.apply(ers)
-		return 0
+	var untilStalled time.Duration
+	if stalledAt := st.LastProgressTime.Add(obs.deadline); p.waitsForProgress() {
+		if now.Before(stalledAt) {
+			untilStalled = stalledAt.Sub(now) + time.Second
+		} else {
+			p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded, message: deadlineMessage(obs, actErr)}
+		}
 	}
 	p.apply(ers)
-	return stalledAt.Sub(now) + time.Second
+	return untilStalled
 }
 
 // progressed reports whether the pods moved on: a role or a counter that
