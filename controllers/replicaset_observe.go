@@ -309,8 +309,8 @@ func (r *ReplicaSetReconciler) oldDaemonSetPods(ctx context.Context, eds *v1alph
 		}
 	}
 	if ds != nil && ds.DeletionTimestamp.IsZero() && len(pods) > 0 {
-		waiting = fmt.Sprintf("DaemonSet %s still manages its %d pods and would recreate any pod replaced: "+
-			"delete it with `kubectl delete daemonset %s --cascade=orphan` to migrate", name, len(pods), name)
+		waiting = fmt.Sprintf("DaemonSet %s still manages its pods and would recreate any pod replaced: "+
+			"delete it with `kubectl delete daemonset %s --cascade=orphan` to migrate", name, name)
 	}
 	return pods, waiting, nil
 }
