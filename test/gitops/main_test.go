@@ -11,8 +11,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	return harness.RunWithEnvtest(func(_ *rest.Config, c client.Client) int {
+	return harness.RunWithEnvtest(func(_ *envtest.Environment, c client.Client) int {
 		k8s = c
 		return m.Run()
 	})

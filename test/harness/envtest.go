@@ -36,9 +36,10 @@ func StartEnvtest(crdDirs ...string) (*envtest.Environment, *rest.Config, error)
 }
 
 // RunWithEnvtest is the body of a TestMain: it starts envtest with the
-// product's CRDs, gives run a client with the core and extendeddaemonset.io
+// product's CRDs, gives run the environment (its Config is the admin's, and
+// it adds users) and an admin client with the core and extendeddaemonset.io
 // kinds, and stops everything after. It returns the exit code.
-func RunWithEnvtest(run func(cfg *rest.Config, c client.Client) int) int {
+func RunWithEnvtest(run func(env *envtest.Environment, c client.Client) int) int {
 	env, cfg, err := StartEnvtest(filepath.Join(RepoRoot(), "config", "crd", "bases"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -50,5 +51,5 @@ func RunWithEnvtest(run func(cfg *rest.Config, c client.Client) int) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	return run(cfg, c)
+	return run(env, c)
 }

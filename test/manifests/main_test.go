@@ -16,6 +16,7 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
@@ -31,8 +32,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	return harness.RunWithEnvtest(func(cfg *rest.Config, c client.Client) int {
-		restConfig = cfg
+	return harness.RunWithEnvtest(func(env *envtest.Environment, c client.Client) int {
+		restConfig = env.Config
 		k8s = c
 		return m.Run()
 	})

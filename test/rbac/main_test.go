@@ -7,7 +7,6 @@ package rbac
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -29,21 +28,15 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	env, cfg, err := harness.StartEnvtest(filepath.Join(harness.RepoRoot(), "config", "crd", "bases"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	if k8s, err = client.New(cfg, client.Options{Scheme: harness.Scheme()}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if manager, err = managerConfig(env, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+	return harness.RunWithEnvtest(func(env *envtest.Environment, c client.Client) int {
+		k8s = c
+		var err error
+		if manager, err = managerConfig(env, env.Config); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return m.Run()
+	})
 }
 
 // managerConfig installs the shipped RBAC and returns a configuration
