@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/klog/v2"
@@ -28,20 +26,19 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
 )
 
 // The manager's identity as config/default names it.
 const (
-	managerNamespace = "extendeddaemonset-system"
-	serviceAccount   = "eds-controller-manager"
+	managerNamespace = rbacinstall.Namespace
+	serviceAccount   = rbacinstall.ServiceAccount
 )
 
 const (
@@ -49,36 +46,9 @@ const (
 	polling    = 200 * time.Millisecond
 )
 
-// installRBAC creates the namespace, roles and bindings of config/default,
-// rendered as `kubectl apply -k` renders them.
-func installRBAC() error {
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).
-		Run(filesys.MakeFsOnDisk(), filepath.Join(harness.RepoRoot(), "config", "default"))
-	if err != nil {
-		return fmt.Errorf("rendering config/default: %w", err)
-	}
-	kinds := []string{"Namespace", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
-	var objs []*unstructured.Unstructured
-	for _, res := range resMap.Resources() {
-		m, err := res.Map()
-		if err != nil {
-			return fmt.Errorf("rendering config/default: %w", err)
-		}
-		if obj := (&unstructured.Unstructured{Object: m}); slices.Contains(kinds, obj.GetKind()) {
-			objs = append(objs, obj)
-		}
-	}
-	// The namespace first, for the namespaced role and binding.
-	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		return slices.Index(kinds, a.GetKind()) - slices.Index(kinds, b.GetKind())
-	})
-	for _, obj := range objs {
-		if err := k8s.Create(context.Background(), obj); err != nil {
-			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
-		}
-	}
-	return nil
-}
+// installRBAC installs the manager's ServiceAccount, roles and bindings
+// as config/default ships them.
+func installRBAC() error { return rbacinstall.Install(context.Background(), k8s) }
 
 // A canary rollout with a metric analysis completes with the manager's
 // grants alone: the caches sync, replica sets and pods are written, the
