@@ -1,0 +1,586 @@
+package invariants
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+)
+
+// Rule names a promise the controller makes.
+type Rule string
+
+// The rules, one per promise.
+const (
+	// Unavailable: more nodes without an available agent than maxUnavailable
+	// allows, with at least one of them taken down by the rollout.
+	Unavailable Rule = "Unavailable"
+	// TwoPods: two pods of one ExtendedDaemonSet on a node while maxSurge
+	// allows none, three on a node, or more surging nodes than maxSurge.
+	TwoPods Rule = "TwoPods"
+	// EarlyPromotion: a canary promoted before its duration, or without a
+	// Successful analysis, and no person validated it.
+	EarlyPromotion Rule = "EarlyPromotion"
+	// SpecWritten: the controller wrote an ExtendedDaemonSet's spec.
+	SpecWritten Rule = "SpecWritten"
+	// FailedTemplate: a pod of a failed canary template outside the canary's
+	// nodes.
+	FailedTemplate Rule = "FailedTemplate"
+)
+
+// Violation is one broken promise.
+type Violation struct {
+	Rule    Rule
+	At      time.Time
+	Message string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s %s: %s", v.At.Format("15:04:05.000"), v.Rule, v.Message)
+}
+
+// DefaultGrace is how long a suspected breach of the budget waits for the
+// watches of other kinds to catch up before it counts: a pod deleted
+// because its node went away or stopped matching may be seen before the
+// node's change, which comes through another watch.
+const DefaultGrace = 2 * time.Second
+
+// Checker applies the rules to the objects it is shown, in the order they
+// are shown. It is not safe for concurrent use.
+type Checker struct {
+	// FieldManager is the field manager the controller writes with.
+	FieldManager string
+	// Grace is how long a suspected breach waits before it counts;
+	// DefaultGrace when zero.
+	Grace time.Duration
+	// Note receives a line for each change worth a timeline entry.
+	Note func(at time.Time, line string)
+
+	nodes   map[string]*corev1.Node
+	sets    map[string]*setState
+	pods    map[types.UID]podInfo
+	onNode  map[string]map[types.UID]bool
+	synced  bool
+	created map[string]int
+
+	suspects   []suspect
+	violations []Violation
+	// reported dedupes a breach seen again at every event until it ends.
+	reported map[string]bool
+}
+
+// setState is what the Checker keeps of one ExtendedDaemonSet.
+type setState struct {
+	eds *v1alpha1.ExtendedDaemonSet
+	// desired are the nodes the template fits and that are Ready.
+	desired map[string]bool
+	// available are the desired nodes with an available agent.
+	available map[string]bool
+	// outages are the desired nodes that lost their available agent, and
+	// whether the rollout took it (a pod deleted) or it went unready alone.
+	outages map[string]outage
+	// canary is the last canary status seen, kept past a promotion.
+	canary *v1alpha1.CanaryStatus
+	// failed is when each failed canary replica set was first seen failed,
+	// with its nodes.
+	failed map[string]failedCanary
+	// surging are the nodes with two live pods.
+	surging    map[string]bool
+	specWriter bool
+}
+
+type outage struct {
+	since     time.Time
+	byRollout bool
+}
+
+type failedCanary struct {
+	since time.Time
+	nodes []string
+}
+
+type podInfo struct {
+	name, eds, replicaSet, node string
+	ready, terminating          bool
+	firstSeen                   time.Time
+}
+
+// suspect is a budget breach waiting out the grace period.
+type suspect struct {
+	eds    string
+	at     time.Time
+	nodes  []string
+	budget int
+}
+
+// NewChecker returns a Checker for the controller writing as fieldManager.
+func NewChecker(fieldManager string) *Checker {
+	return &Checker{
+		FieldManager: fieldManager,
+		nodes:        map[string]*corev1.Node{}, sets: map[string]*setState{},
+		pods: map[types.UID]podInfo{}, onNode: map[string]map[types.UID]bool{}, created: map[string]int{},
+		reported: map[string]bool{},
+	}
+}
+
+// Synced marks the end of the initial listing: pods seen from now on were
+// created while the Checker watched.
+func (c *Checker) Synced() { c.synced = true }
+
+// Violations returns the promises broken so far.
+func (c *Checker) Violations() []Violation { return slices.Clone(c.violations) }
+
+// PodsCreated counts the pods created while the Checker watched, keyed
+// "node/replicaSet".
+func (c *Checker) PodsCreated() map[string]int {
+	out := make(map[string]int, len(c.created))
+	for k, v := range c.created {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *Checker) note(at time.Time, format string, args ...any) {
+	if c.Note != nil {
+		c.Note(at, fmt.Sprintf(format, args...))
+	}
+}
+
+func (c *Checker) violate(at time.Time, rule Rule, format string, args ...any) {
+	v := Violation{Rule: rule, At: at, Message: fmt.Sprintf(format, args...)}
+	key := string(rule) + v.Message
+	if c.reported[key] {
+		return
+	}
+	c.reported[key] = true
+	c.violations = append(c.violations, v)
+	c.note(at, "VIOLATION %s: %s", rule, v.Message)
+}
+
+func (c *Checker) grace() time.Duration {
+	if c.Grace > 0 {
+		return c.Grace
+	}
+	return DefaultGrace
+}
+
+// Node records a node, or its deletion.
+func (c *Checker) Node(node *corev1.Node, deleted bool, now time.Time) {
+	if deleted {
+		delete(c.nodes, node.Name)
+		c.note(now, "node %s deleted", node.Name)
+	} else {
+		if _, known := c.nodes[node.Name]; !known && c.synced {
+			c.note(now, "node %s added", node.Name)
+		}
+		c.nodes[node.Name] = node
+	}
+	for _, s := range c.sets {
+		c.place(s, node.Name, now)
+	}
+}
+
+// ExtendedDaemonSet records an ExtendedDaemonSet, or its deletion.
+func (c *Checker) ExtendedDaemonSet(eds *v1alpha1.ExtendedDaemonSet, deleted bool, now time.Time) {
+	if deleted || eds.DeletionTimestamp != nil {
+		// Its pods go with it, all at once: no budget holds any more.
+		if _, known := c.sets[eds.Name]; known {
+			c.note(now, "eds %s deleted", eds.Name)
+		}
+		delete(c.sets, eds.Name)
+		return
+	}
+	s, known := c.sets[eds.Name]
+	if !known {
+		s = &setState{desired: map[string]bool{}, available: map[string]bool{}, outages: map[string]outage{}, failed: map[string]failedCanary{}, surging: map[string]bool{}}
+		c.sets[eds.Name] = s
+	}
+	before := s.eds
+	s.eds = eds
+	c.noteStatus(before, eds, now)
+	c.checkSpecWriter(s, now)
+	c.checkPromotion(s, before, now)
+	c.trackFailure(s, now)
+	if before == nil || before.Generation != eds.Generation {
+		for name := range c.nodes {
+			c.place(s, name, now)
+		}
+		for name := range s.desired {
+			if _, ok := c.nodes[name]; !ok {
+				c.place(s, name, now)
+			}
+		}
+	}
+}
+
+// Pod records a pod, or its deletion. Pods of no ExtendedDaemonSet are
+// ignored.
+func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
+	eds := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]
+	if eds == "" {
+		return
+	}
+	prev, known := c.pods[pod.UID]
+	info := podInfo{
+		name: pod.Name, eds: eds, replicaSet: pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel],
+		node: placement.TargetNode(pod), ready: podReady(pod), terminating: pod.DeletionTimestamp != nil, firstSeen: now,
+	}
+	if known {
+		info.firstSeen = prev.firstSeen
+	}
+	if known && prev.node != info.node {
+		delete(c.onNode[prev.eds+"/"+prev.node], pod.UID)
+	}
+	switch {
+	case deleted:
+		delete(c.pods, pod.UID)
+		delete(c.onNode[eds+"/"+info.node], pod.UID)
+		c.note(now, "pod %s on %s (%s) gone", pod.Name, info.node, info.replicaSet)
+	default:
+		c.pods[pod.UID] = info
+		key := eds + "/" + info.node
+		if c.onNode[key] == nil {
+			c.onNode[key] = map[types.UID]bool{}
+		}
+		c.onNode[key][pod.UID] = true
+		if !known && c.synced {
+			c.created[info.node+"/"+info.replicaSet]++
+			c.note(now, "pod %s on %s (%s) created", pod.Name, info.node, info.replicaSet)
+		} else if known && (prev.ready != info.ready || prev.terminating != info.terminating) {
+			c.note(now, "pod %s on %s (%s) ready=%t terminating=%t", pod.Name, info.node, info.replicaSet, info.ready, info.terminating)
+		}
+	}
+	if s := c.sets[eds]; s != nil && info.node != "" {
+		c.settle(s, info.node, now, pod.UID)
+		c.checkPerNode(s, info.node, now)
+		c.checkBudget(s, now)
+		c.checkFailedPods(s, now)
+	}
+}
+
+// Tick settles the suspects whose grace has passed.
+func (c *Checker) Tick(now time.Time) {
+	keep := c.suspects[:0]
+	for _, sus := range c.suspects {
+		if now.Sub(sus.at) < c.grace() {
+			keep = append(keep, sus)
+			continue
+		}
+		c.settleSuspect(sus, now)
+	}
+	c.suspects = keep
+	for _, s := range c.sets {
+		c.checkFailedPods(s, now)
+	}
+}
+
+// Pending is how long until every suspect has had its grace.
+func (c *Checker) Pending(now time.Time) time.Duration {
+	var wait time.Duration
+	for _, sus := range c.suspects {
+		wait = max(wait, sus.at.Add(c.grace()).Sub(now))
+	}
+	return wait
+}
+
+// Flush settles every suspect now, as the watch ends.
+func (c *Checker) Flush(now time.Time) {
+	for _, sus := range c.suspects {
+		c.settleSuspect(sus, now)
+	}
+	c.suspects = nil
+}
+
+// place decides whether node is desired for s, after a change of the node
+// or of the template.
+func (c *Checker) place(s *setState, name string, now time.Time) {
+	node, exists := c.nodes[name]
+	want := exists && nodeReady(node) && placement.NodeFit(&s.eds.Spec.Template, node).ShouldRun
+	switch {
+	case want && !s.desired[name]:
+		s.desired[name] = true
+		s.available[name] = c.availableOn(s.eds.Name, name)
+	case !want && s.desired[name]:
+		delete(s.desired, name)
+		delete(s.available, name)
+		delete(s.outages, name)
+	}
+}
+
+// settle updates the availability of node for s after a change of pod.
+func (c *Checker) settle(s *setState, node string, now time.Time, changed types.UID) {
+	if !s.desired[node] {
+		return
+	}
+	was, is := s.available[node], c.availableOn(s.eds.Name, node)
+	s.available[node] = is
+	switch {
+	case was && !is:
+		// The agent that was available is gone or going: the rollout took
+		// it. Still there but unready: it failed alone.
+		p, ok := c.pods[changed]
+		byRollout := !ok || p.terminating || !c.hasLivePod(s.eds.Name, node)
+		s.outages[node] = outage{since: now, byRollout: byRollout}
+	case is:
+		delete(s.outages, node)
+	}
+}
+
+// podsOn returns the pods of eds on node.
+func (c *Checker) podsOn(eds, node string) []podInfo {
+	var out []podInfo
+	for uid := range c.onNode[eds+"/"+node] {
+		out = append(out, c.pods[uid])
+	}
+	return out
+}
+
+func (c *Checker) availableOn(eds, node string) bool {
+	return slices.ContainsFunc(c.podsOn(eds, node), func(p podInfo) bool { return p.ready && !p.terminating })
+}
+
+func (c *Checker) hasLivePod(eds, node string) bool { return c.livePods(eds, node) > 0 }
+
+// livePods counts the pods of eds on node that are not terminating.
+func (c *Checker) livePods(eds, node string) int {
+	n := 0
+	for _, p := range c.podsOn(eds, node) {
+		if !p.terminating {
+			n++
+		}
+	}
+	return n
+}
+
+// budgets resolves maxUnavailable and maxSurge as the controller does:
+// against the nodes the ExtendedDaemonSet runs on, rounding up.
+func budgets(eds *v1alpha1.ExtendedDaemonSet, desired int) (maxUnavailable, maxSurge int) {
+	resolve := func(v *intstr.IntOrString, def int) int {
+		if v == nil {
+			return def
+		}
+		n, err := intstr.GetScaledValueFromIntOrPercent(v, desired, true)
+		if err != nil {
+			return def
+		}
+		return n
+	}
+	ru := eds.Spec.Strategy.RollingUpdate
+	return resolve(ru.MaxUnavailable, 1), resolve(ru.MaxSurge, 0)
+}
+
+// checkBudget suspects a breach when more desired nodes are without an
+// available agent than maxUnavailable allows and the rollout took at least
+// one of them: when agents fail alone beyond the budget, the controller
+// must take none down, not bring them back.
+func (c *Checker) checkBudget(s *setState, now time.Time) {
+	maxUnavailable, _ := budgets(s.eds, len(s.desired))
+	if len(s.outages) <= maxUnavailable {
+		return
+	}
+	nodes := make([]string, 0, len(s.outages))
+	byRollout := false
+	for n, o := range s.outages {
+		nodes = append(nodes, n)
+		byRollout = byRollout || o.byRollout
+	}
+	if !byRollout {
+		return
+	}
+	sort.Strings(nodes)
+	c.suspects = append(c.suspects, suspect{eds: s.eds.Name, at: now, nodes: nodes, budget: maxUnavailable})
+}
+
+// settleSuspect confirms a suspected breach unless, with what the other
+// watches said since, its nodes were not all desired or the budget was
+// larger.
+func (c *Checker) settleSuspect(sus suspect, now time.Time) {
+	s := c.sets[sus.eds]
+	if s == nil {
+		return
+	}
+	var still []string
+	for _, n := range sus.nodes {
+		if s.desired[n] {
+			still = append(still, n)
+		}
+	}
+	maxUnavailable, _ := budgets(s.eds, len(s.desired))
+	budget := max(sus.budget, maxUnavailable)
+	if len(still) <= budget {
+		return
+	}
+	c.violate(sus.at, Unavailable, "eds %s: %d nodes without an available agent (%s), maxUnavailable allows %d of %d",
+		sus.eds, len(still), strings.Join(still, ", "), budget, len(s.desired))
+}
+
+// checkPerNode enforces one pod per node outside a surge, and the surge
+// budget.
+func (c *Checker) checkPerNode(s *setState, node string, now time.Time) {
+	live := c.livePods(s.eds.Name, node)
+	if live < 2 {
+		delete(s.surging, node)
+		return
+	}
+	s.surging[node] = true
+	_, maxSurge := budgets(s.eds, len(s.desired))
+	switch {
+	case maxSurge == 0:
+		c.violate(now, TwoPods, "eds %s: %d pods on node %s and maxSurge allows none", s.eds.Name, live, node)
+		return
+	case live > 2:
+		c.violate(now, TwoPods, "eds %s: %d pods on node %s", s.eds.Name, live, node)
+		return
+	}
+	if len(s.surging) > maxSurge {
+		c.violate(now, TwoPods, "eds %s: %d nodes with two pods, maxSurge allows %d", s.eds.Name, len(s.surging), maxSurge)
+	}
+}
+
+// checkSpecWriter fails once per ExtendedDaemonSet whose spec the
+// controller's field manager owns: only the user writes the spec.
+func (c *Checker) checkSpecWriter(s *setState, now time.Time) {
+	if s.specWriter || c.FieldManager == "" {
+		return
+	}
+	for _, e := range s.eds.ManagedFields {
+		if e.Manager != c.FieldManager || e.Subresource != "" || e.FieldsV1 == nil {
+			continue
+		}
+		if strings.Contains(string(e.FieldsV1.Raw), `"f:spec"`) {
+			s.specWriter = true
+			c.violate(now, SpecWritten, "eds %s: the controller (%s) wrote its spec (generation %d)", s.eds.Name, e.Manager, s.eds.Generation)
+			return
+		}
+	}
+}
+
+// checkPromotion judges a change of active replica set to the last canary
+// seen: it needs the canary's duration and a Successful analysis, unless a
+// person validated it or the canary strategy is gone.
+func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet, now time.Time) {
+	eds := s.eds
+	if eds.Status.Canary != nil {
+		s.canary = eds.Status.Canary.DeepCopy()
+	}
+	if before == nil || before.Status.ActiveReplicaSet == "" || eds.Status.ActiveReplicaSet == before.Status.ActiveReplicaSet {
+		return
+	}
+	promoted, last := eds.Status.ActiveReplicaSet, s.canary
+	strategy := eds.Spec.Strategy.Canary
+	if last == nil || last.ReplicaSet != promoted || strategy == nil {
+		return
+	}
+	c.note(now, "eds %s: canary %s promoted", eds.Name, promoted)
+	if strategy.Validate == promoted || eds.Annotations[v1alpha1.CanaryValidatedAnnotation] == promoted {
+		return
+	}
+	if last.StartedAt == nil {
+		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with no start time", eds.Name, promoted)
+		return
+	}
+	if strategy.Duration != nil {
+		if ran := now.Sub(last.StartedAt.Time); ran < strategy.Duration.Duration {
+			c.violate(now, EarlyPromotion, "eds %s: canary %s promoted after %s, its duration is %s",
+				eds.Name, promoted, ran.Round(time.Millisecond), strategy.Duration.Duration)
+			return
+		}
+	}
+	if strategy.Analysis != nil && (last.Analysis == nil || last.Analysis.Phase != v1alpha1.AnalysisSuccessful) {
+		phase := v1alpha1.AnalysisPhase("none")
+		if last.Analysis != nil {
+			phase = last.Analysis.Phase
+		}
+		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with its analysis %s", eds.Name, promoted, phase)
+	}
+}
+
+// trackFailure remembers when each canary was first seen failed, and on
+// which nodes.
+func (c *Checker) trackFailure(s *setState, now time.Time) {
+	cs := s.eds.Status.Canary
+	for rs := range s.failed {
+		if cs == nil || cs.ReplicaSet != rs || !cs.Failed {
+			delete(s.failed, rs)
+		}
+	}
+	if cs != nil && cs.Failed {
+		if _, known := s.failed[cs.ReplicaSet]; !known {
+			s.failed[cs.ReplicaSet] = failedCanary{since: now, nodes: slices.Clone(cs.Nodes)}
+			c.note(now, "eds %s: canary %s failed on %s", s.eds.Name, cs.ReplicaSet, strings.Join(cs.Nodes, ", "))
+		}
+	}
+}
+
+// checkFailedPods fails on a live pod of a failed template off the
+// canary's nodes that was created after the failure, or outlived it by the
+// grace period.
+func (c *Checker) checkFailedPods(s *setState, now time.Time) {
+	for rs, f := range s.failed {
+		for uid, p := range c.pods {
+			if p.replicaSet != rs || p.terminating || p.node == "" || slices.Contains(f.nodes, p.node) {
+				continue
+			}
+			if p.firstSeen.After(f.since.Add(c.grace())) || now.Sub(f.since) >= 2*c.grace() {
+				c.violate(now, FailedTemplate, "eds %s: pod %s of failed template %s on %s, off the canary nodes %s",
+					s.eds.Name, p.name, rs, p.node, strings.Join(f.nodes, ", "))
+				// Once is enough for one pod.
+				p.terminating = true
+				c.pods[uid] = p
+			}
+		}
+	}
+}
+
+// noteStatus puts the status changes a reader of the timeline needs.
+func (c *Checker) noteStatus(before, eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
+	describe := func(e *v1alpha1.ExtendedDaemonSet) string {
+		if e == nil {
+			return ""
+		}
+		st := e.Status
+		out := fmt.Sprintf("gen %d active %s", e.Generation, st.ActiveReplicaSet)
+		if cs := st.Canary; cs != nil {
+			out += fmt.Sprintf(" canary %s nodes %v paused=%t failed=%t", cs.ReplicaSet, cs.Nodes, cs.Paused, cs.Failed)
+			if cs.Analysis != nil {
+				out += " analysis " + string(cs.Analysis.Phase)
+			}
+		}
+		return out
+	}
+	if d := describe(eds); d != describe(before) {
+		c.note(now, "eds %s: %s", eds.Name, d)
+	}
+}
+
+func podReady(pod *corev1.Pod) bool {
+	if pod.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// nodeReady is false for a node whose Ready condition is not True: the
+// controller stops counting its agent once it is unresponsive, and the
+// agent on it is the kubelet's to keep, not the rollout's.
+func nodeReady(node *corev1.Node) bool {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return true
+}
