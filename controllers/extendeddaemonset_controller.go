@@ -113,7 +113,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	obs, requeue, err := r.reconcile(ctx, eds)
 	setExtendedDaemonSetStatus(eds, obs, err)
 	if perr := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
-		patch.WithFieldOwner(fieldOwner)); perr != nil {
+		patch.WithFieldOwner(FieldOwner)); perr != nil {
 		return ctrl.Result{}, errors.Join(err, fmt.Errorf("patching status: %w", perr))
 	}
 	// Told once the status that records them is written: a failed patch

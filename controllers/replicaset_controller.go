@@ -115,7 +115,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// the conditions say why.
 		progress{phase: progressing, reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}.apply(ers)
 		return ctrl.Result{}, errors.Join(err, patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
-			patch.WithFieldOwner(fieldOwner)))
+			patch.WithFieldOwner(FieldOwner)))
 	}
 	plan := rollout.Compute(obs.input)
 	if len(plan.Create)+len(plan.Delete) > 0 {
@@ -126,7 +126,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	untilStalled := setReplicaSetStatus(ers, obs, plan, writes, actErr, now)
 	r.recordPlacementEvents(ers, before)
 	if err := patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
-		patch.WithFieldOwner(fieldOwner)); err != nil {
+		patch.WithFieldOwner(FieldOwner)); err != nil {
 		retErr = errors.Join(actErr, fmt.Errorf("patching status: %w", err))
 		return ctrl.Result{}, retErr
 	}

@@ -9,9 +9,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
-// fieldOwner names the controller in managed fields.
-const fieldOwner = "extendeddaemonset-controller"
-
 // replicaSetOwnedConditions are the conditions the replica set reconciler
 // writes; the patch helper lets them win over concurrent writers.
 var replicaSetOwnedConditions = []string{

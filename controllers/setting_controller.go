@@ -57,7 +57,7 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	setting.Status.ObservedGeneration = setting.Generation
 	p.apply(setting)
 	if err := patcher.Patch(ctx, setting, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
-		patch.WithFieldOwner(fieldOwner)); err != nil {
+		patch.WithFieldOwner(FieldOwner)); err != nil {
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
 	return ctrl.Result{}, nil

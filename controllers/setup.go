@@ -6,6 +6,7 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -57,6 +58,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	}
 	return nil
 }
+
+// FieldOwner names the controller in managed fields.
+const FieldOwner = "extendeddaemonset-controller"
+
+// ClientOptions makes every write of the manager's client name FieldOwner,
+// so that managed fields tell the controller's writes from a person's: the
+// spec of an ExtendedDaemonSet must never be among them.
+func ClientOptions() client.Options { return client.Options{FieldOwner: FieldOwner} }
 
 // MetricsServerOptions serves the metrics on bindAddress ("0" disables
 // them). Secure serving is HTTPS for callers the API server authenticates

@@ -82,6 +82,7 @@ func (o *options) managerOptions() ctrl.Options {
 		Metrics:                       controllers.MetricsServerOptions(o.metricsAddr, o.secureMetrics),
 		HealthProbeBindAddress:        o.probeAddr,
 		Cache:                         cacheOpts,
+		Client:                        controllers.ClientOptions(),
 		LeaderElection:                o.leaderElection.Enable,
 		LeaderElectionID:              "extendeddaemonset.io",
 		LeaderElectionNamespace:       o.leaseNamespace,

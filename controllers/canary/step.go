@@ -162,8 +162,27 @@ func step(in Input) (Result, error) {
 		st.Reason, st.Message = ReasonWaitingForAnalysis, waiting
 		return res, nil
 	}
+	if in.Strategy.Analysis != nil && !recordedSuccessful(in) {
+		// The verdict is written before the canary goes: whoever reads the
+		// status (GitOps tools, dashboards, `kubectl eds`) sees the
+		// analysis that promoted it.
+		st.Reason, st.Message = ReasonWaitingForAnalysis, "the analysis is Successful; promoting"
+		res.RequeueAfter = recordVerdictDelay
+		return res, nil
+	}
 	res.Promote = true
 	return res, nil
+}
+
+// recordVerdictDelay is how long a canary whose analysis just succeeded
+// waits for that verdict to be written before it is promoted.
+const recordVerdictDelay = 100 * time.Millisecond
+
+// recordedSuccessful says whether the canary's recorded status already
+// holds a Successful analysis.
+func recordedSuccessful(in Input) bool {
+	st := in.Status
+	return st != nil && st.ReplicaSet == in.ReplicaSet && st.Analysis != nil && st.Analysis.Phase == v1alpha1.AnalysisSuccessful
 }
 
 // ReadyAt is when every pod of the canary st first was available: its

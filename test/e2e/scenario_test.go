@@ -50,6 +50,7 @@ var unsafeNameChars = regexp.MustCompile(`[^a-z0-9-]+`)
 // DaemonSets) and settings are deleted and their pods awaited, so the next
 // test starts on empty nodes, and the nodes it added are deleted. The
 // namespace itself stays: no namespace controller runs to finalize it.
+// The invariant monitor watches the namespace meanwhile.
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
 	name := strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
@@ -64,6 +65,8 @@ func newScenario(t *testing.T) *scenario {
 			t.Log(logs.String())
 		}
 	})
+	// Registered last, so it stops first.
+	s.watchInvariants()
 	return s
 }
 

@@ -487,12 +487,14 @@ func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet
 		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with no start time", eds.Name, promoted)
 		return
 	}
+	duration, _ := time.ParseDuration(v1alpha1.DefaultCanaryDuration)
 	if strategy.Duration != nil {
-		if ran := now.Sub(last.StartedAt.Time); ran < strategy.Duration.Duration {
-			c.violate(now, EarlyPromotion, "eds %s: canary %s promoted after %s, its duration is %s",
-				eds.Name, promoted, ran.Round(time.Millisecond), strategy.Duration.Duration)
-			return
-		}
+		duration = strategy.Duration.Duration
+	}
+	if ran := now.Sub(last.StartedAt.Time); ran < duration {
+		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted after %s, its duration is %s",
+			eds.Name, promoted, ran.Round(time.Millisecond), duration)
+		return
 	}
 	if strategy.Analysis != nil && (last.Analysis == nil || last.Analysis.Phase != v1alpha1.AnalysisSuccessful) {
 		phase := v1alpha1.AnalysisPhase("none")

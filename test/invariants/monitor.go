@@ -15,11 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 )
 
 // ControllerFieldManager is the field manager the controller writes with.
-const ControllerFieldManager = "extendeddaemonset-controller"
+const ControllerFieldManager = controllers.FieldOwner
 
 // timelineLength is how many of the latest entries a report shows.
 const timelineLength = 400
