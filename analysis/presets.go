@@ -95,7 +95,10 @@ func restartsQuery(perPod, againstBaseline bool) string {
 // errorRateQuery is errors / requests on the canary pods. The `or ... * 0`
 // turns "no error series" into 0 instead of an empty result, so a canary
 // without errors is judged; without any request the ratio is NaN, which is
-// judged Inconclusive.
+// judged Inconclusive. The ratio is kept only while the pods still expose
+// the request counter (`and`, the last operator to apply): a range over the
+// whole window still holds the samples of series Prometheus has since
+// marked stale, and would go on judging pods that no longer report.
 func errorRateQuery(p *v1alpha1.ErrorRatePreset, perPod bool) (string, error) {
 	if p == nil {
 		return "", errors.New("preset errorRate needs errorRate.requestMetric and errorRate.errorSelector")
@@ -120,7 +123,11 @@ func errorRateQuery(p *v1alpha1.ErrorRatePreset, perPod bool) (string, error) {
 	}
 	errorsOnly := rate("," + templateLiteral(strings.TrimSpace(p.ErrorSelector)))
 	all := rate("")
-	return "(" + errorsOnly + " or " + all + " * 0) / " + all, nil
+	exposing := "on() "
+	if perPod {
+		exposing = "on(" + podLabel + ") "
+	}
+	return "(" + errorsOnly + " or " + all + " * 0) / " + all + " and " + exposing + selector + "}", nil
 }
 
 // templateLiteral makes user text come out of the template unchanged: a

@@ -37,11 +37,13 @@ func TestQueryOfRendersPresets(t *testing.T) {
 		{"error rate", errorRateMetric(`code=~"5.."`), false,
 			`(sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b",code=~"5.."}[10m]))` +
 				` or sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b"}[10m])) * 0)` +
-				` / sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))`},
+				` / sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))` +
+				` and on() http_requests_total{namespace="agents",pod=~"canary-a|canary-b"}`},
 		{"error rate per pod with a pod label", custom, true,
 			`(sum by (kubernetes_pod) (rate(http_requests_total{namespace="agents",kubernetes_pod=~"canary-a|canary-b",code=~"5..", method != "GET"}[10m]))` +
 				` or sum by (kubernetes_pod) (rate(http_requests_total{namespace="agents",kubernetes_pod=~"canary-a|canary-b"}[10m])) * 0)` +
-				` / sum by (kubernetes_pod) (rate(http_requests_total{namespace="agents",kubernetes_pod=~"canary-a|canary-b"}[10m]))`},
+				` / sum by (kubernetes_pod) (rate(http_requests_total{namespace="agents",kubernetes_pod=~"canary-a|canary-b"}[10m]))` +
+				` and on(kubernetes_pod) http_requests_total{namespace="agents",kubernetes_pod=~"canary-a|canary-b"}`},
 		{"a query is returned as written", v1alpha1.AnalysisMetric{Name: "q", Query: `up{pod=~"{{.CanaryPodRegex}}"}`}, true,
 			`up{pod=~"canary-a|canary-b"}`},
 	}

@@ -105,7 +105,7 @@ func TestRenderBoundsTheQuerySize(t *testing.T) {
 	for i := range 5000 {
 		vars.Target.StablePods = append(vars.Target.StablePods, strings.Repeat("x", 58)+"-"+string(rune('a'+i%26))+strings.Repeat("y", 3)+string(rune('a'+i/26%26)))
 	}
-	// The errorRate preset uses the regex three times: a fleet of 5,000
+	// The errorRate preset uses the regex four times: a fleet of 5,000
 	// pods with the longest names still fits.
 	preset, err := QueryOf(errorRateMetric(`code=~"5.."`), false)
 	if err != nil {

@@ -58,7 +58,7 @@ var errNodesUnknown = errors.New("the nodes of the stable pods are not known: a 
 
 // MaxRenderedQuery bounds a rendered query, in bytes. A regex of 5,000 pod
 // names of 63 characters (the longest a pod name gets) is about 320 KiB and
-// a query may use one a few times, the errorRate preset three; 2 MiB leaves
+// a query may use one a few times, the errorRate preset four; 2 MiB leaves
 // room for that, and even URL-encoded (three bytes a byte at worst) such a
 // query stays under the 10 MB that Go's HTTP server, and so Prometheus,
 // reads of a form.
