@@ -61,7 +61,9 @@ func (s *scenario) startMetrics() *metricsStack {
 }
 
 // setTraffic sets the request rates of every pod from now on, by status
-// code, as traffic returns them for the pod.
+// code, as traffic returns them for the pod. A pod given nil publishes no
+// series: never scraped if it never had any, gone stale in Prometheus if it
+// had, as when an application stops exposing its metrics.
 func (m *metricsStack) setTraffic(traffic func(pod *corev1.Pod) map[string]float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -91,7 +93,11 @@ func (m *metricsStack) followPods(s *scenario, done <-chan struct{}) {
 			if pod.Namespace != s.ns {
 				continue
 			}
-			for code, rate := range traffic(pod) {
+			rates := traffic(pod)
+			if rates == nil {
+				m.app.RemovePod(pod.Namespace, pod.Name)
+			}
+			for code, rate := range rates {
 				m.app.SetRate(pod.Namespace, pod.Name, code, rate)
 			}
 		}
