@@ -7,17 +7,15 @@ package controllers
 // nodes, bind pods and set their status themselves, and never rely on
 // owner-reference cascades.
 //
-// The suite cannot use test/harness: that package imports this one.
+// The suite starts them through test/harness/testenv: test/harness itself
+// imports this package.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -27,19 +25,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 // Timeouts are generous: the machine is small and shared. Nothing is
@@ -62,90 +58,36 @@ const nodeLabel = "controllers-test.extendeddaemonset.io/suite"
 var k8s client.Client
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
+	os.Exit(testenv.Run(func(env *envtest.Environment, c client.Client) int {
+		k8s = c
+		return runWithControllers(m, env.Config)
+	}))
 }
 
-func runSuite(m *testing.M) int {
-	if err := suite(m); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
-
-// suite starts envtest and the manager, runs the tests, and stops both.
-func suite(m *testing.M) (retErr error) {
+// runWithControllers runs the tests with the reconcilers started against
+// cfg, wired as cmd/manager wires them.
+func runWithControllers(m *testing.M, cfg *rest.Config) int {
 	sink := io.Discard
 	if os.Getenv(logsEnv) != "" {
 		sink = os.Stderr
 	}
-	ctrl.SetLogger(zap.New(zap.WriteTo(sink), zap.UseDevMode(true)))
-
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	for _, name := range []string{"kube-apiserver", "etcd"} {
-		if info, err := os.Stat(filepath.Join(assets, name)); assets == "" || err != nil || info.Mode().Perm()&0o111 == 0 {
-			return fmt.Errorf("KUBEBUILDER_ASSETS=%q has no executable %s: run \"make testbin\" and export KUBEBUILDER_ASSETS as the directory it prints last, or run \"make test\"", assets, name)
-		}
-	}
-	env := &envtest.Environment{
-		BinaryAssetsDirectory: assets,
-		CRDDirectoryPaths:     []string{filepath.Join(packageDir(), "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	defer func() {
-		if err := env.Stop(); err != nil {
-			retErr = errors.Join(retErr, fmt.Errorf("stopping envtest: %w", err))
-		}
-	}()
+	mgr, err := testenv.StartManager(context.Background(), cfg, testenv.Wiring{
+		Cache:   CacheOptions(),
+		Metrics: MetricsServerOptions("0", false),
+		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
+			return Setup(ctx, mgr, Options{})
+		},
+	}, zap.New(zap.WriteTo(sink), zap.UseDevMode(true)))
 	if err != nil {
-		return fmt.Errorf("starting envtest: %w", err)
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
-
-	scheme := k8sruntime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
-		return fmt.Errorf("creating client: %w", err)
+	code := m.Run()
+	if err := mgr.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+		code = max(code, 1)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  CacheOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	if err != nil {
-		return fmt.Errorf("creating manager: %w", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := Setup(ctx, mgr, Options{}); err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			retErr = errors.Join(retErr, fmt.Errorf("manager: %w", err))
-		}
-	}()
-	syncCtx, stopSync := context.WithTimeout(ctx, time.Minute)
-	defer stopSync()
-	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
-		return errors.New("the manager's cache did not sync")
-	}
-
-	if code := m.Run(); code != 0 {
-		return fmt.Errorf("tests failed (exit code %d)", code)
-	}
-	return nil
-}
-
-// packageDir is the directory of this file, whatever the working directory.
-func packageDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(file)
+	return code
 }
 
 // scenario is one test in a namespace of its own, with nodes of its own.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/exporters/appmetrics"
 	"github.com/extendeddaemonset/extendeddaemonset/test/exporters/kubestate"
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 const (
@@ -113,7 +113,7 @@ func TestScrapesExportersAndKeepsDataAcrossRestart(t *testing.T) {
 
 func startEnvtest(t *testing.T) client.Client {
 	t.Helper()
-	env, cfg, err := harness.StartEnvtest()
+	env, cfg, err := testenv.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestStartExplainsMissingBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(harness.AssetsEnv, assets)
+	t.Setenv(testenv.AssetsEnv, assets)
 	srv, err := Start(t.Context(), Options{})
 	if err == nil {
 		_ = srv.Close()

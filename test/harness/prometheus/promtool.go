@@ -1,7 +1,7 @@
 package prometheus
 
-import "github.com/extendeddaemonset/extendeddaemonset/test/harness"
+import "github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 
 // PromtoolPath returns the promtool binary built with Prometheus, which
 // checks rule files.
-func PromtoolPath() (string, error) { return harness.AssetPath("promtool") }
+func PromtoolPath() (string, error) { return testenv.AssetPath("promtool") }

@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 )
 
@@ -114,7 +114,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		s.daemon = nil
 	}
-	path, err := harness.AssetPath(binary)
+	path, err := testenv.AssetPath(binary)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 )
 
@@ -18,7 +18,7 @@ type component = daemon.Daemon
 // followed by any extra arguments the caller gave for it, logging to
 // LogDir/name.log and to opts.Logs.
 func (c *Cluster) startComponent(name string, env []string, args ...string) (*component, error) {
-	path, err := harness.AssetPath(name)
+	path, err := testenv.AssetPath(name)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/proc"
 )
 
@@ -21,7 +21,7 @@ import (
 // affinity names, kwok runs it, and Stop leaves no process or file behind.
 func TestClusterRunsPodAndStopsClean(t *testing.T) {
 	g := gomega.NewWithT(t)
-	assets, err := harness.AssetsDir()
+	assets, err := testenv.AssetsDir()
 	if err != nil {
 		t.Fatal(err)
 	}

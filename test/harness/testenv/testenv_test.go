@@ -1,4 +1,4 @@
-package harness
+package testenv
 
 import (
 	"os"
@@ -10,7 +10,7 @@ import (
 )
 
 func TestStartEnvtestServesDiscovery(t *testing.T) {
-	env, cfg, err := StartEnvtest()
+	env, cfg, err := Start()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,4 @@
-// Package harness finds the control-plane binaries and the repository for the
-// tests, and starts envtest API servers on those binaries. The simulated
-// cluster (scheduler, controller manager and fake nodes on top) lives in the
-// simcluster subpackage.
-package harness
+package testenv
 
 import (
 	"bufio"
@@ -65,7 +61,7 @@ func checkExecutable(dir, name string) error {
 func RepoRoot() string {
 	dir, err := os.Getwd()
 	if err != nil {
-		panic(fmt.Sprintf("harness: working directory: %v", err))
+		panic(fmt.Sprintf("testenv: working directory: %v", err))
 	}
 	for {
 		if isProductModule(filepath.Join(dir, "go.mod")) {
@@ -73,7 +69,7 @@ func RepoRoot() string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			panic("harness: no go.mod of module " + modulePath + " above the working directory")
+			panic("testenv: no go.mod of module " + modulePath + " above the working directory")
 		}
 		dir = parent
 	}
