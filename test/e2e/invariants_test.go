@@ -12,11 +12,16 @@ import (
 // before the workloads are deleted, which takes every pod down at once.
 func (s *scenario) watchInvariants() {
 	m, err := invariants.Start(s.ctx, env.Cluster.Config(), s.ns, invariants.Options{
-		OnViolation: func(v invariants.Violation) { s.t.Errorf("rollout invariant broken: %s", v) },
+		OnViolation: func(v invariants.Violation) {
+			if !s.breakingOnPurpose.Load() {
+				s.t.Errorf("rollout invariant broken: %s", v)
+			}
+		},
 	})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred(), "starting the invariant monitor")
+	s.monitor = m
 	s.t.Cleanup(func() {
-		if report := m.Stop(); len(report.Violations) > 0 {
+		if report := m.Stop(); len(report.Violations) > 0 && !s.breakingOnPurpose.Load() {
 			s.t.Logf("invariant monitor:\n%s", report)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // Timeouts are generous: the machine may be small and busy. Nothing is
@@ -41,6 +43,10 @@ type scenario struct {
 	ns  string
 	// nodes are the nodes the test added, deleted at its end.
 	nodes []string
+	// monitor checks the rollout invariants all along; a test that breaks
+	// them on purpose sets breakingOnPurpose and reads its report.
+	monitor           *invariants.Monitor
+	breakingOnPurpose atomic.Bool
 }
 
 var unsafeNameChars = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -523,15 +523,15 @@ func (c *Checker) trackFailure(s *setState, now time.Time) {
 }
 
 // checkFailedPods fails on a live pod of a failed template off the
-// canary's nodes that was created after the failure, or outlived it by the
-// grace period.
+// canary's nodes that was created after the failure, or that outlived it by
+// twice the grace period (time for the controller to see the failure).
 func (c *Checker) checkFailedPods(s *setState, now time.Time) {
 	for rs, f := range s.failed {
 		for uid, p := range c.pods {
 			if p.replicaSet != rs || p.terminating || p.node == "" || slices.Contains(f.nodes, p.node) {
 				continue
 			}
-			if p.firstSeen.After(f.since.Add(c.grace())) || now.Sub(f.since) >= 2*c.grace() {
+			if p.firstSeen.After(f.since) || now.Sub(f.since) >= 2*c.grace() {
 				c.violate(now, FailedTemplate, "eds %s: pod %s of failed template %s on %s, off the canary nodes %s",
 					s.eds.Name, p.name, rs, p.node, strings.Join(f.nodes, ", "))
 				// Once is enough for one pod.
