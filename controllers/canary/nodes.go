@@ -3,6 +3,7 @@
 package canary
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -123,8 +124,12 @@ func SelectNodes(candidates []Candidate, want int, keys []string, previous []str
 		}
 	}
 	slices.SortFunc(rest, func(a, b *Candidate) int {
-		if a.Restarts != b.Restarts {
-			return int(a.Restarts - b.Restarts)
+		// Not a.Restarts - b.Restarts: the int32 difference overflows for
+		// counts far apart (the controller sums a node's restarts, which
+		// may wrap), and the order, so the pick, then depends on how the
+		// cache lists the nodes.
+		if c := cmp.Compare(a.Restarts, b.Restarts); c != 0 {
+			return c
 		}
 		return strings.Compare(a.Name, b.Name)
 	})

@@ -121,6 +121,12 @@ func step(in Input) (Result, error) {
 	if st.Failed {
 		return res, nil
 	}
+	if st.StartedAt == nil {
+		// startedAt is optional in the API: a canary recorded without it
+		// (a status written by hand, or by an older controller) starts its
+		// clock now rather than failing every reconcile on it.
+		st.StartedAt = &metav1.Time{Time: in.Now}
+	}
 	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
 	want, err := Count(in.Strategy.Replicas, in.Desired)
 	if err != nil {
