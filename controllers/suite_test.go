@@ -73,6 +73,7 @@ func runWithControllers(m *testing.M, cfg *rest.Config) int {
 	}
 	mgr, err := testenv.StartManager(context.Background(), cfg, testenv.Wiring{
 		Cache:   CacheOptions(),
+		Client:  ClientOptions(),
 		Metrics: MetricsServerOptions("0", false),
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return Setup(ctx, mgr, Options{})

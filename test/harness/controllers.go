@@ -40,6 +40,7 @@ func StartControllers(ctx context.Context, cfg *rest.Config, opts controllers.Op
 	}
 	return testenv.StartManager(ctx, cfg, testenv.Wiring{
 		Cache:   controllers.CacheOptions(),
+		Client:  controllers.ClientOptions(),
 		Metrics: controllers.MetricsServerOptions(cmp.Or(o.secureMetricsAddr, "0"), o.secureMetricsAddr != ""),
 		Setup: func(ctx context.Context, mgr ctrl.Manager) error {
 			return controllers.Setup(ctx, mgr, opts)

@@ -12,15 +12,17 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // Wiring is what the controllers package gives a manager, as cmd/manager
-// passes it: the cache and metrics options, and the registration of the
-// indexes and reconcilers.
+// passes it: the cache, client and metrics options, and the registration
+// of the indexes and reconcilers.
 type Wiring struct {
 	Cache   cache.Options
+	Client  client.Options
 	Metrics metricsserver.Options
 	Setup   func(context.Context, ctrl.Manager) error
 }
@@ -47,6 +49,7 @@ func StartManager(ctx context.Context, cfg *rest.Config, w Wiring, log logr.Logg
 		Logger:                 log,
 		Scheme:                 Scheme(),
 		Cache:                  w.Cache,
+		Client:                 w.Client,
 		Metrics:                w.Metrics,
 		HealthProbeBindAddress: "0",
 		// Tests start several managers in one process.
