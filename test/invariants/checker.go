@@ -184,7 +184,7 @@ func (c *Checker) Node(node *corev1.Node, deleted bool, now time.Time) {
 		c.nodes[node.Name] = node
 	}
 	for _, s := range c.sets {
-		c.place(s, node.Name, now)
+		c.place(s, node.Name)
 	}
 }
 
@@ -211,11 +211,11 @@ func (c *Checker) ExtendedDaemonSet(eds *v1alpha1.ExtendedDaemonSet, deleted boo
 	c.trackFailure(s, now)
 	if before == nil || before.Generation != eds.Generation {
 		for name := range c.nodes {
-			c.place(s, name, now)
+			c.place(s, name)
 		}
 		for name := range s.desired {
 			if _, ok := c.nodes[name]; !ok {
-				c.place(s, name, now)
+				c.place(s, name)
 			}
 		}
 	}
@@ -274,7 +274,7 @@ func (c *Checker) Tick(now time.Time) {
 			keep = append(keep, sus)
 			continue
 		}
-		c.settleSuspect(sus, now)
+		c.settleSuspect(sus)
 	}
 	c.suspects = keep
 	for _, s := range c.sets {
@@ -294,14 +294,14 @@ func (c *Checker) Pending(now time.Time) time.Duration {
 // Flush settles every suspect now, as the watch ends.
 func (c *Checker) Flush(now time.Time) {
 	for _, sus := range c.suspects {
-		c.settleSuspect(sus, now)
+		c.settleSuspect(sus)
 	}
 	c.suspects = nil
 }
 
 // place decides whether node is desired for s, after a change of the node
 // or of the template.
-func (c *Checker) place(s *setState, name string, now time.Time) {
+func (c *Checker) place(s *setState, name string) {
 	node, exists := c.nodes[name]
 	want := exists && nodeReady(node) && placement.NodeFit(&s.eds.Spec.Template, node).ShouldRun
 	switch {
@@ -402,7 +402,7 @@ func (c *Checker) checkBudget(s *setState, now time.Time) {
 // settleSuspect confirms a suspected breach unless, with what the other
 // watches said since, its nodes were not all desired or the budget was
 // larger.
-func (c *Checker) settleSuspect(sus suspect, now time.Time) {
+func (c *Checker) settleSuspect(sus suspect) {
 	s := c.sets[sus.eds]
 	if s == nil {
 		return
@@ -455,7 +455,7 @@ func (c *Checker) checkSpecWriter(s *setState, now time.Time) {
 		if e.Manager != c.FieldManager || e.Subresource != "" || e.FieldsV1 == nil {
 			continue
 		}
-		if strings.Contains(string(e.FieldsV1.Raw), `"f:spec"`) {
+		if strings.Contains(e.FieldsV1.GetRawString(), `"f:spec"`) {
 			s.specWriter = true
 			c.violate(now, SpecWritten, "eds %s: the controller (%s) wrote its spec (generation %d)", s.eds.Name, e.Manager, s.eds.Generation)
 			return

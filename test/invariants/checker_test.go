@@ -269,7 +269,7 @@ func TestSpecWrittenByTheControllerIsCaught(t *testing.T) {
 	f := newFleet(t, 1, intstr.FromInt32(1), intstr.FromInt32(0))
 	entry := func(manager, subresource, fields string) metav1.ManagedFieldsEntry {
 		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields)}
 	}
 	f.eds.ManagedFields = []metav1.ManagedFieldsEntry{
 		entry("kubectl", "", `{"f:spec":{"f:template":{}}}`),
