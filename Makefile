@@ -71,6 +71,18 @@ test: verify vet lint ## Run every test against the harness (envtest and simulat
 	assets=$$(test/tools/testbin.sh | tail -n 1); \
 	KUBEBUILDER_ASSETS=$$assets go test $(TEST_FLAGS) ./...
 
+# Under -short, every test of these packages that needs the harness binaries
+# skips (testenv.RequireAssets) and their TestMains start nothing. The other
+# packages start an API server, Prometheus or a simulated cluster for all
+# their tests. KUBEBUILDER_ASSETS is unset so that a test that fails to skip
+# fails rather than quietly starting an API server.
+UNIT_PACKAGES := ./analysis/... ./api/... ./controllers/... ./test/argocd/... ./test/exporters/... \
+	./test/harness/... ./test/invariants/... ./test/manifests/...
+
+.PHONY: unit
+unit: ## Run the tests that need no API server.
+	env -u KUBEBUILDER_ASSETS go test -short -count=1 -timeout 2m $(UNIT_PACKAGES)
+
 .PHONY: bench
 bench: ## Time rollouts against the native DaemonSet controller on a simulated cluster (BENCH_NODES, default 200).
 	assets=$$(test/tools/testbin.sh | tail -n 1); \

@@ -58,6 +58,9 @@ const nodeLabel = "controllers-test.extendeddaemonset.io/suite"
 var k8s client.Client
 
 func TestMain(m *testing.M) {
+	if testenv.Short() {
+		os.Exit(m.Run())
+	}
 	os.Exit(testenv.Run(func(env *envtest.Environment, c client.Client) int {
 		k8s = c
 		return runWithControllers(m, env.Config)
@@ -107,6 +110,7 @@ var unsafeNameChars = regexp.MustCompile(`[^a-z0-9-]+`)
 // to finalize it.
 func newScenario(t *testing.T) *scenario {
 	t.Helper()
+	testenv.RequireAssets(t)
 	name := strings.Trim(unsafeNameChars.ReplaceAllString(strings.ToLower(strings.TrimPrefix(t.Name(), "Test")), "-"), "-")
 	s := &scenario{
 		t: t, g: gomega.NewWithT(t), ctx: t.Context(),

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 func loadCRD(t *testing.T, plural string) *apiextensionsv1.CustomResourceDefinition {
@@ -85,6 +86,7 @@ func TestNamesAndCategories(t *testing.T) {
 
 // The API server's table view is what `kubectl get` prints.
 func TestPrinterColumns(t *testing.T) {
+	testenv.RequireAssets(t)
 	cfg := rest.CopyConfig(restConfig)
 	cfg.GroupVersion = &v1alpha1.GroupVersion
 	cfg.APIPath = "/apis"

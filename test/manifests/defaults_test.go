@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 const minimalCanaryEDS = `
@@ -36,6 +37,7 @@ spec:
 `
 
 func TestDefaultsAreStoredOnTheObject(t *testing.T) {
+	testenv.RequireAssets(t)
 	g := gomega.NewWithT(t)
 	ctx := context.Background()
 	if err := create(ctx, t, fromYAML(t, minimalCanaryEDS)); err != nil {

@@ -8,12 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 // A new object, which no controller has looked at yet, must read as in
 // progress to kstatus, so that Flux does not pass a first sync before the
 // controller has even seen it. No controller runs in this suite.
 func TestANewObjectIsInProgressForKstatus(t *testing.T) {
+	testenv.RequireAssets(t)
 	ctx := context.Background()
 	for _, tc := range []struct{ name, manifest string }{
 		{"ExtendedDaemonSet", `

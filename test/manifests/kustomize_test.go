@@ -10,6 +10,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 // render builds a kustomization the way `kubectl apply -k` does.
@@ -31,6 +33,7 @@ func render(t *testing.T, dir string) []*unstructured.Unstructured {
 }
 
 func TestDefaultKustomizationRendersAndApplies(t *testing.T) {
+	testenv.RequireAssets(t)
 	objs := render(t, repoPath("config/default"))
 	kinds := map[string]int{}
 	for _, obj := range objs {

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 var (
@@ -28,18 +28,19 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	return harness.RunWithEnvtest(func(env *envtest.Environment, c client.Client) int {
+	// A short run starts no API server; the tests that need one skip
+	// (testenv.RequireAssets) and the rendering and schema tests run.
+	if testenv.Short() {
+		os.Exit(m.Run())
+	}
+	os.Exit(testenv.Run(func(env *envtest.Environment, c client.Client) int {
 		restConfig = env.Config
 		k8s = c
 		return m.Run()
-	})
+	}))
 }
 
-func repoPath(rel string) string { return filepath.Join(harness.RepoRoot(), rel) }
+func repoPath(rel string) string { return filepath.Join(testenv.RepoRoot(), rel) }
 
 // fromYAML parses one object.
 func fromYAML(t *testing.T, doc string) *unstructured.Unstructured {

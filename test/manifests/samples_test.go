@@ -5,9 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 func TestSamplesApply(t *testing.T) {
+	testenv.RequireAssets(t)
 	files, err := filepath.Glob(repoPath("config/samples/*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 // validEDS uses every part of the spec, so each invalid case changes one
@@ -181,6 +183,7 @@ var invalidCases = []invalidCase{
 }
 
 func TestInvalidSpecsAreRefusedNamingTheField(t *testing.T) {
+	testenv.RequireAssets(t)
 	if len(invalidCases) < 30 {
 		t.Fatalf("the corpus must hold at least 30 invalid specs, has %d", len(invalidCases))
 	}
@@ -210,6 +213,7 @@ func TestInvalidSpecsAreRefusedNamingTheField(t *testing.T) {
 }
 
 func TestValidSpecsAreAccepted(t *testing.T) {
+	testenv.RequireAssets(t)
 	ctx := context.Background()
 	for name, doc := range map[string]string{"eds": validEDS, "setting": validSetting} {
 		t.Run(name, func(t *testing.T) {
@@ -223,6 +227,7 @@ func TestValidSpecsAreAccepted(t *testing.T) {
 // The original project crashed on a manual canary with a canaryTimeout; here
 // it is a valid spec: the timeout bounds the wait for validation.
 func TestManualCanaryWithTimeoutIsAccepted(t *testing.T) {
+	testenv.RequireAssets(t)
 	obj := fromYAML(t, validEDS)
 	for _, change := range []mutation{
 		set(canary+".validationMode", "manual"), del(canary + ".duration"), del(canary + ".noRestartsDuration"),
@@ -236,6 +241,7 @@ func TestManualCanaryWithTimeoutIsAccepted(t *testing.T) {
 }
 
 func TestSelectorIsImmutable(t *testing.T) {
+	testenv.RequireAssets(t)
 	ctx := context.Background()
 	obj := fromYAML(t, validEDS)
 	obj.SetName("immutable-selector")

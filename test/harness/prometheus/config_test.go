@@ -7,11 +7,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 // The configuration the harness writes is one promtool accepts, with the
 // scrape timeout below the interval.
 func TestConfigPassesPromtool(t *testing.T) {
+	testenv.RequireAssets(t)
 	promtool, err := PromtoolPath()
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ const (
 // queries a canary analysis makes, fails while it is down, and keeps its data
 // across a restart.
 func TestScrapesExportersAndKeepsDataAcrossRestart(t *testing.T) {
+	testenv.RequireAssets(t)
 	g := gomega.NewWithT(t)
 	ctx := t.Context()
 	c := startEnvtest(t)

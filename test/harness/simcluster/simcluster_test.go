@@ -20,6 +20,7 @@ import (
 // The cluster schedules a pod with the real scheduler onto the fake node its
 // affinity names, kwok runs it, and Stop leaves no process or file behind.
 func TestClusterRunsPodAndStopsClean(t *testing.T) {
+	testenv.RequireAssets(t)
 	g := gomega.NewWithT(t)
 	assets, err := testenv.AssetsDir()
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 )
 
 func TestStartEnvtestServesDiscovery(t *testing.T) {
+	RequireAssets(t)
 	env, cfg, err := Start()
 	if err != nil {
 		t.Fatal(err)
