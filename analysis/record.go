@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -75,16 +76,16 @@ func Record(spec *v1alpha1.CanaryAnalysis, st *v1alpha1.AnalysisStatus, ms map[s
 
 // fold adds one measurement to a metric's result.
 func fold(r *v1alpha1.MetricResult, m v1alpha1.Measurement) {
-	r.Count++
+	r.Count = counted(r.Count)
 	switch m.Phase {
 	case v1alpha1.AnalysisSuccessful:
-		r.Successful++
+		r.Successful = counted(r.Successful)
 	case v1alpha1.AnalysisFailed:
-		r.Failed++
+		r.Failed = counted(r.Failed)
 	case v1alpha1.AnalysisInconclusive:
-		r.Inconclusive++
+		r.Inconclusive = counted(r.Inconclusive)
 	case v1alpha1.AnalysisError:
-		r.Error++
+		r.Error = counted(r.Error)
 	}
 	r.ConsecutiveError = nextRun(r.ConsecutiveError, m.Phase == v1alpha1.AnalysisError)
 	r.ConsecutiveInconclusive = nextRun(r.ConsecutiveInconclusive, m.Phase == v1alpha1.AnalysisInconclusive)
@@ -103,9 +104,19 @@ func fold(r *v1alpha1.MetricResult, m v1alpha1.Measurement) {
 
 func nextRun(run int32, continues bool) int32 {
 	if continues {
-		return run + 1
+		return counted(run)
 	}
 	return 0
+}
+
+// counted is n plus one, held at the largest int32: a counter that wrapped
+// round to negative would turn a sticky Failed, or a run of errors, back
+// into a metric that may pass.
+func counted(n int32) int32 {
+	if n == math.MaxInt32 {
+		return n
+	}
+	return n + 1
 }
 
 // metricPhase is a metric's verdict so far. Failed is sticky: the Failed

@@ -293,7 +293,8 @@ func alternation(names []string) string {
 // promDuration renders d as a PromQL duration. Range selectors and rate
 // windows below a second make no sense for scraped data.
 func promDuration(d time.Duration) string {
-	d = d.Round(time.Second)
+	// Round saturates at the largest Duration, which is no whole second.
+	d = d.Round(time.Second).Truncate(time.Second)
 	if d < time.Second {
 		d = time.Second
 	}
