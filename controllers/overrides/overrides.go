@@ -95,7 +95,11 @@ func ForNode(namespace, eds string, node *corev1.Node, valid []v1alpha1.Extended
 	var errs []string
 	keys := make([]string, 0, len(node.Annotations))
 	for k := range node.Annotations {
-		if strings.HasPrefix(k, prefix) {
+		// Container names have no dot: a key with one more after the prefix
+		// is that of an ExtendedDaemonSet whose name extends eds with a dot,
+		// as AnnotatedExtendedDaemonSets reads it, and not ours to apply or
+		// to report.
+		if container, ok := strings.CutPrefix(k, prefix); ok && !strings.Contains(container, ".") {
 			keys = append(keys, k)
 		}
 	}
