@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // FaultKind names a fault the proxy answers a request with.
@@ -75,13 +77,16 @@ type ProxyStats struct {
 	Forbidden []string
 }
 
-// FaultProxy is an HTTP reverse proxy to an API server that answers a share
-// of the requests with faults. Clients talk plain HTTP to it on loopback;
-// it talks TLS to the API server, forwarding each client's Authorization
-// header, so the API server authenticates and authorizes the client.
+// FaultProxy is a reverse proxy to an API server that answers a share of
+// the requests with faults. It forwards each client's Authorization
+// header, so the API server authenticates and authorizes the client, not
+// the proxy. It serves TLS, with a certificate of its own, because a
+// kubeconfig gives no credentials to a plain HTTP server.
 type FaultProxy struct {
-	// URL is where clients reach the proxy.
-	URL string
+	// URL is where clients reach the proxy, and CAData the certificate
+	// they trust it with.
+	URL    string
+	CAData []byte
 
 	opts     ProxyOptions
 	proxy    *httputil.ReverseProxy
@@ -115,12 +120,21 @@ func StartFaultProxy(opts ProxyOptions) (*FaultProxy, error) {
 	if opts.MaxHold == 0 {
 		opts.MaxHold = 2 * time.Second
 	}
+	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey("127.0.0.1", []net.IP{net.IPv4(127, 0, 0, 1)}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("generating the proxy's certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("loading the proxy's certificate: %w", err)
+	}
 	listener, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	p := &FaultProxy{
-		URL:      "http://" + listener.Addr().String(),
+		URL:      "https://" + listener.Addr().String(),
+		CAData:   certPEM,
 		opts:     opts,
 		listener: listener,
 		rng:      rand.New(rand.NewPCG(opts.Seed, opts.Seed)), //nolint:gosec // repeatable draws, not secrets
@@ -134,9 +148,18 @@ func StartFaultProxy(opts ProxyOptions) (*FaultProxy, error) {
 		FlushInterval:  -1,
 		ModifyResponse: p.noteForbidden,
 	}
-	p.server = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = p.server.Serve(listener) }()
+	p.server = &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: 10 * time.Second,
+		TLSConfig:         &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12},
+	}
+	go func() { _ = p.server.ServeTLS(listener, "", "") }()
 	return p, nil
+}
+
+// Config is how to reach the proxy, without credentials.
+func (p *FaultProxy) Config() *rest.Config {
+	return &rest.Config{Host: p.URL, TLSClientConfig: rest.TLSClientConfig{CAData: p.CAData}}
 }
 
 // SetRate changes the share of requests answered with a fault.
@@ -187,7 +210,8 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.proxy.ServeHTTP(&discard{header: http.Header{}}, r.WithContext(context.WithoutCancel(r.Context())))
 		p.hold(r, hold)
 		if kind == LostResponse {
-			// Aborts the response: the connection closes with no answer.
+			// Aborts the response: the connection (HTTP/1) or the stream
+			// (HTTP/2) closes with no answer.
 			panic(http.ErrAbortHandler)
 		}
 		writeStatus(w, apierrors.NewTimeoutError("fault injected by the chaos proxy after the write was done", 0))

@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // fakeAPIServer serves one pod, takes pod creations, streams a watch and
@@ -74,14 +76,25 @@ func startProxy(t *testing.T, upstream *fakeAPIServer, opts ProxyOptions) (*Faul
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
+	cfg := p.Config()
 	// No client-side rate limit: some tests send hundreds of requests.
-	return p, kubernetes.NewForConfigOrDie(&rest.Config{Host: p.URL, BearerToken: clientToken, QPS: -1})
+	cfg.BearerToken, cfg.QPS = clientToken, -1
+	return p, kubernetes.NewForConfigOrDie(cfg)
 }
 
-func TestProxyForwardsWithTheClientsCredentials(t *testing.T) {
+// The manager reads the proxy from a kubeconfig, which must carry its
+// token all the way: client-go drops a kubeconfig's credentials for a
+// plain HTTP server, and the fake API server refuses requests without.
+func TestProxyForwardsTheCredentialsOfAKubeconfig(t *testing.T) {
 	g := gomega.NewWithT(t)
-	p, kube := startProxy(t, startFakeAPIServer(t), ProxyOptions{})
-	pod, err := kube.CoreV1().Pods("default").Get(t.Context(), "agent", metav1.GetOptions{})
+	p, _ := startProxy(t, startFakeAPIServer(t), ProxyOptions{})
+	cfg := p.Config()
+	cfg.BearerToken = clientToken
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	g.Expect(WriteKubeconfig(cfg, path)).To(gomega.Succeed())
+	loaded, err := clientcmd.BuildConfigFromFlags("", path)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	pod, err := kubernetes.NewForConfigOrDie(loaded).CoreV1().Pods("default").Get(t.Context(), "agent", metav1.GetOptions{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(pod.Name).To(gomega.Equal("agent"))
 	g.Expect(p.Stats()).To(gomega.Equal(ProxyStats{Requests: 1, Faults: map[FaultKind]int{}}))
@@ -138,7 +151,9 @@ func TestProxyFaults(t *testing.T) {
 func TestProxyThrottlesWithRetryAfter(t *testing.T) {
 	g := gomega.NewWithT(t)
 	p, _ := startProxy(t, startFakeAPIServer(t), ProxyOptions{Rate: 1, Kinds: []FaultKind{Throttled}})
-	resp, err := http.Get(p.URL + "/api/v1/namespaces/default/pods/agent")
+	c, err := rest.HTTPClientFor(p.Config())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	resp, err := c.Get(p.URL + "/api/v1/namespaces/default/pods/agent")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	defer resp.Body.Close()
 	g.Expect(resp.StatusCode).To(gomega.Equal(http.StatusTooManyRequests))

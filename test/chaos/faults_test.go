@@ -1,0 +1,35 @@
+package chaos
+
+import (
+	"testing"
+	"time"
+)
+
+// A rollout with a canary completes while a share of the manager's
+// requests fail, are throttled, conflict, time out, or are carried out
+// with their answer lost. The lost answers are the hard part: a pod
+// created whose creation the manager saw fail must not get a twin, and a
+// status written whose write the manager saw fail must not tell its
+// transition twice.
+func TestAPIFaults(t *testing.T) {
+	s := newScenario(t, "faults")
+	proxy, kubeconfig := s.startProxy()
+	// The default lease timings, as deployed: their renewal retries ride
+	// out the faults.
+	s.startManager("manager", kubeconfig)
+	s.waitLeader("")
+	eds := s.agent("v1", prof.canary)
+	s.waitRolledOut(eds, "v1")
+
+	before := proxy.Stats()
+	proxy.SetRate(prof.faultRate)
+	start := time.Now()
+	s.setVersion(eds, "v2")
+	s.waitRolledOut(eds, "v2")
+	s.result.Converge = time.Since(start)
+	proxy.SetRate(0)
+	stats := proxy.Stats()
+	s.result.Requests, s.result.Faults = stats.Requests-before.Requests, stats.Faults
+	t.Logf("faults in %d requests: %v", s.result.Requests, stats.Faults)
+	s.verify()
+}

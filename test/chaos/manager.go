@@ -1,0 +1,222 @@
+package chaos
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/proc"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
+)
+
+const (
+	// restartDelay is how long a manager that exited by itself stays down,
+	// as a kubelet's first back-off before it restarts a container.
+	restartDelay = time.Second
+	// stopGrace is the manager's terminationGracePeriodSeconds in
+	// config/manager.
+	stopGrace = 10 * time.Second
+)
+
+// ManagerOptions configures a manager subprocess.
+type ManagerOptions struct {
+	// Name tells managers apart in logs and errors.
+	Name string
+	// Binary is the manager built from cmd/manager.
+	Binary string
+	// Kubeconfig is the manager's only way to the API server, as
+	// KUBECONFIG.
+	Kubeconfig string
+	// LogPath receives the output of every process the manager runs, each
+	// start marked by a line of its own.
+	LogPath string
+	// Args are added to the flags every process gets: its own free ports,
+	// and leader election with the lease in the manager's namespace.
+	Args []string
+}
+
+// Manager is cmd/manager run as a subprocess, restarted when it exits by
+// itself, as its Deployment's pod would be. Kill is the only way it goes
+// down without coming back by itself.
+type Manager struct {
+	opts ManagerOptions
+
+	mu      sync.Mutex
+	current *proc.Process
+	starts  int
+	exits   []string
+	// down is set while the manager is killed or stopped on purpose.
+	down bool
+}
+
+// StartManager starts a manager and returns once its probe endpoint
+// answers, which says the process runs, not that it leads.
+func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
+	m := &Manager{opts: opts}
+	if err := m.Start(ctx); err != nil {
+		return nil, errors.Join(err, m.Stop())
+	}
+	return m, nil
+}
+
+// Start starts a new process after Kill, and waits for its probe
+// endpoint.
+func (m *Manager) Start(ctx context.Context) error {
+	m.mu.Lock()
+	m.down = false
+	p, probe, err := m.startLocked()
+	m.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	ready := daemon.HTTPOK(http.DefaultClient, probe)
+	for {
+		err := ready(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-p.Done():
+			return fmt.Errorf("manager %s exited before it was ready (%w); end of its log:\n%s",
+				m.opts.Name, p.Err(), daemon.Tail(m.opts.LogPath, daemon.TailLines))
+		case <-ctx.Done():
+			return fmt.Errorf("manager %s not ready: %w (last check: %w)", m.opts.Name, ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// startLocked starts a process with m.mu held, and the goroutine that
+// restarts it when it exits by itself.
+func (m *Manager) startLocked() (*proc.Process, string, error) {
+	ports, err := daemon.FreePorts(2)
+	if err != nil {
+		return nil, "", err
+	}
+	log, err := os.OpenFile(m.opts.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, "", fmt.Errorf("opening the log of manager %s: %w", m.opts.Name, err)
+	}
+	m.starts++
+	fmt.Fprintf(log, "==== %s start %d at %s ====\n", m.opts.Name, m.starts, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(m.opts.Binary, append([]string{
+		"--metrics-bind-address=127.0.0.1:" + ports[0],
+		"--health-probe-bind-address=127.0.0.1:" + ports[1],
+		"--enable-leader-election",
+		"--leader-election-namespace=" + rbacinstall.Namespace,
+	}, m.opts.Args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+m.opts.Kubeconfig)
+	cmd.Stdout, cmd.Stderr = log, log
+	p, err := proc.Start(cmd)
+	// The child holds its own descriptor.
+	log.Close()
+	if err != nil {
+		return nil, "", err
+	}
+	m.current = p
+	go m.restartOnExit(p)
+	return p, "http://127.0.0.1:" + ports[1] + "/readyz", nil
+}
+
+// restartOnExit restarts the manager once p exits, unless p was killed or
+// stopped on purpose or replaced meanwhile.
+func (m *Manager) restartOnExit(p *proc.Process) {
+	<-p.Done()
+	m.mu.Lock()
+	if m.down || m.current != p {
+		m.mu.Unlock()
+		return
+	}
+	m.current = nil
+	m.exits = append(m.exits, fmt.Sprintf("%s exited by itself at %s: %v", m.opts.Name, time.Now().Format("15:04:05.000"), p.Err()))
+	m.mu.Unlock()
+	time.Sleep(restartDelay)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.down || m.current != nil {
+		return
+	}
+	if _, _, err := m.startLocked(); err != nil {
+		m.exits = append(m.exits, fmt.Sprintf("%s not restarted: %v", m.opts.Name, err))
+	}
+}
+
+// Kill SIGKILLs the running process, leaving no chance to release its
+// lease or finish a write, and waits until it is gone. The manager stays
+// down until Start.
+func (m *Manager) Kill() error {
+	m.mu.Lock()
+	m.down = true
+	p := m.current
+	m.current = nil
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := p.Signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	<-p.Done()
+	return nil
+}
+
+// Stop stops the manager as Kubernetes stops a pod: SIGTERM, which
+// releases its lease, then SIGKILL after the grace period.
+func (m *Manager) Stop() error {
+	m.mu.Lock()
+	m.down = true
+	p := m.current
+	m.current = nil
+	m.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Stop(stopGrace)
+}
+
+// Starts counts the processes started.
+func (m *Manager) Starts() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.starts
+}
+
+// Exits lists the times the manager exited by itself.
+func (m *Manager) Exits() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.exits)
+}
+
+// LogPath is where the manager's processes log.
+func (m *Manager) LogPath() string { return m.opts.LogPath }
+
+// Forbidden returns the log lines of requests the API server refused for
+// lack of a grant: most such refusals (a watch, an event) are logged and
+// retried, never returned.
+func (m *Manager) Forbidden() ([]string, error) {
+	f, err := os.Open(m.opts.LogPath)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var lines []string
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(nil, 1<<20)
+	for scanner.Scan() {
+		if line := scanner.Text(); strings.Contains(line, "is forbidden") {
+			lines = append(lines, line)
+		}
+	}
+	return lines, scanner.Err()
+}
