@@ -76,29 +76,47 @@ func aggregation(perPod bool, podLabel string) string {
 	return "sum"
 }
 
+// whileExposed keeps the result of query only while the pods still expose
+// the series of selector; per pod, each pod only while it does. A range over
+// the whole window still holds the samples of series Prometheus has since
+// marked stale, and on those alone a query would go on judging pods that no
+// longer report, or an exporter that stopped. Only `or` binds looser than
+// `and`: a query without a top-level `or` needs no parentheses.
+func whileExposed(query string, perPod bool, podLabel, selector string) string {
+	on := "on()"
+	if perPod {
+		on = "on(" + podLabel + ")"
+	}
+	return query + " and " + on + " " + selector
+}
+
 // restartsQuery is the restarts of the canary pods' containers over the
 // window: in total; per pod, for a rank test; or, against a baseline, the
 // mean per pod, since a stable fleet of hundreds of pods sums to far more
 // restarts than a few canary pods however often these crash. The mean is
-// over the pods with a restart counter, as the sum is.
+// over the pods with a restart counter, as the sum is. Without a counter
+// still exposed there is no value, so a canary whose kube-state-metrics
+// stopped reporting is Inconclusive rather than judged on old restarts.
 func restartsQuery(perPod, againstBaseline bool) string {
-	restarts := `(increase(kube_pod_container_status_restarts_total{namespace="{{.Namespace}}",pod=~"{{.CanaryPodRegex}}"}[{{.Window}}]))`
+	selector := `kube_pod_container_status_restarts_total{namespace="{{.Namespace}}",` + defaultPodLabel + `=~"{{.CanaryPodRegex}}"}`
+	restarts := "(increase(" + selector + "[{{.Window}}]))"
+	var query string
 	switch {
 	case perPod:
-		return aggregation(true, defaultPodLabel) + restarts
+		query = aggregation(true, defaultPodLabel) + restarts
 	case againstBaseline:
-		return "avg(" + aggregation(true, defaultPodLabel) + restarts + ")"
+		query = "avg(" + aggregation(true, defaultPodLabel) + restarts + ")"
+	default:
+		query = aggregation(false, defaultPodLabel) + restarts
 	}
-	return aggregation(false, defaultPodLabel) + restarts
+	return whileExposed(query, perPod, defaultPodLabel, selector)
 }
 
 // errorRateQuery is errors / requests on the canary pods. The `or ... * 0`
 // turns "no error series" into 0 instead of an empty result, so a canary
 // without errors is judged; without any request the ratio is NaN, which is
 // judged Inconclusive. The ratio is kept only while the pods still expose
-// the request counter (`and`, the last operator to apply): a range over the
-// whole window still holds the samples of series Prometheus has since
-// marked stale, and would go on judging pods that no longer report.
+// the request counter.
 func errorRateQuery(p *v1alpha1.ErrorRatePreset, perPod bool) (string, error) {
 	if p == nil {
 		return "", errors.New("preset errorRate needs errorRate.requestMetric and errorRate.errorSelector")
@@ -123,11 +141,7 @@ func errorRateQuery(p *v1alpha1.ErrorRatePreset, perPod bool) (string, error) {
 	}
 	errorsOnly := rate("," + templateLiteral(strings.TrimSpace(p.ErrorSelector)))
 	all := rate("")
-	exposing := "on() "
-	if perPod {
-		exposing = "on(" + podLabel + ") "
-	}
-	return "(" + errorsOnly + " or " + all + " * 0) / " + all + " and " + exposing + selector + "}", nil
+	return whileExposed("("+errorsOnly+" or "+all+" * 0) / "+all, perPod, podLabel, selector+"}"), nil
 }
 
 // templateLiteral makes user text come out of the template unchanged: a

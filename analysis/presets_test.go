@@ -29,11 +29,14 @@ func TestQueryOfRendersPresets(t *testing.T) {
 		want   string
 	}{
 		{"restarts", restarts, false,
-			`sum(increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))`},
+			`sum(increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))` +
+				` and on() kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}`},
 		{"restarts per pod", restarts, true,
-			`sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))`},
+			`sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))` +
+				` and on(pod) kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}`},
 		{"restarts against a baseline are a mean per pod", restartsAgainstStable, false,
-			`avg(sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m])))`},
+			`avg(sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m])))` +
+				` and on() kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}`},
 		{"error rate", errorRateMetric(`code=~"5.."`), false,
 			`(sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b",code=~"5.."}[10m]))` +
 				` or sum(rate(http_requests_total{namespace="agents",pod=~"canary-a|canary-b"}[10m])) * 0)` +
