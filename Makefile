@@ -76,7 +76,7 @@ test: verify vet lint ## Run every test against the harness (envtest and simulat
 # packages start an API server, Prometheus or a simulated cluster for all
 # their tests. KUBEBUILDER_ASSETS is unset so that a test that fails to skip
 # fails rather than quietly starting an API server.
-UNIT_PACKAGES := ./analysis/... ./api/... ./controllers/... ./test/argocd/... ./test/exporters/... \
+UNIT_PACKAGES := ./analysis/... ./api/... ./cmd/... ./controllers/... ./test/argocd/... ./test/exporters/... \
 	./test/harness/... ./test/invariants/... ./test/manifests/...
 
 .PHONY: unit

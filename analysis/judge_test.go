@@ -118,7 +118,8 @@ func TestMeasureRestartsPreset(t *testing.T) {
 	if m.Phase != v1alpha1.AnalysisFailed || m.Message != "1 > max 0" {
 		t.Errorf("one restart: %s %q", m.Phase, m.Message)
 	}
-	want := `sum(increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))`
+	want := `sum(increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}[10m]))` +
+		` and on() kube_pod_container_status_restarts_total{namespace="agents",pod=~"canary-a|canary-b"}`
 	if m.Query != want || len(q.queries) != 1 || q.queries[0] != want {
 		t.Errorf("query %q, sent %q", m.Query, q.queries)
 	}
@@ -131,7 +132,8 @@ func TestMeasureRestartsPresetAgainstABaseline(t *testing.T) {
 	metric := v1alpha1.AnalysisMetric{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts,
 		Baseline: &v1alpha1.BaselineComparison{MaxRelativeIncrease: ptr(50.0)}}
 	perPod := func(pods string) string {
-		return `avg(sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"` + pods + `"}[10m])))`
+		return `avg(sum by (pod) (increase(kube_pod_container_status_restarts_total{namespace="agents",pod=~"` + pods + `"}[10m])))` +
+			` and on() kube_pod_container_status_restarts_total{namespace="agents",pod=~"` + pods + `"}`
 	}
 	q := &fakeQuerier{canary: answer{value: vector(0.5)}, baseline: answer{value: vector(0.1)}}
 	m := Measure(context.Background(), q, metric, testVars(), t0)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 func freeAddr(t *testing.T) string {
@@ -42,6 +43,7 @@ func httpStatus(url string) int {
 // The manager binary starts against a real API server, answers its probes,
 // takes the leader lease, and exits cleanly on SIGTERM.
 func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
+	testenv.RequireAssets(t)
 	g := gomega.NewWithT(t)
 	env, cfg, err := harness.StartEnvtest(filepath.Join(harness.RepoRoot(), "config/crd/bases"))
 	if err != nil {
