@@ -20,18 +20,25 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
+// longPodNames are pods of the longest name a pod gets, as many as a
+// regex of them reaches MaxRenderedQuery in a few uses; built once, as the
+// fuzzer asks for them at every turn.
+var longPodNames = func() []string {
+	names := make([]string, 8191)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s-%04d", strings.Repeat("p", 58), i)
+	}
+	return names
+}()
+
 // fuzzTarget is a target with the canary pods, nodes and stable pods listed
-// comma-separated, and copies more canary pods of the longest name a pod
-// gets, so that a few uses of a regex reach MaxRenderedQuery.
+// comma-separated, and copies more canary pods of longPodNames.
 func fuzzTarget(namespace, pods, nodes string, copies uint16) Target {
 	t := testVars().Target
 	t.Namespace = namespace
 	t.CanaryPods = strings.Split(pods, ",")
 	t.CanaryNodes = strings.Split(nodes, ",")
-	long := strings.Repeat("p", 58)
-	for i := range int(copies) % 8192 {
-		t.CanaryPods = append(t.CanaryPods, fmt.Sprintf("%s-%04d", long, i))
-	}
+	t.CanaryPods = append(t.CanaryPods, longPodNames[:int(copies)%(len(longPodNames)+1)]...)
 	return t
 }
 
