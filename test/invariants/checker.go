@@ -53,6 +53,11 @@ func (v Violation) String() string {
 // node's change, which comes through another watch.
 const DefaultGrace = 2 * time.Second
 
+// DefaultReactionTime is how long the controller is given to see an agent
+// fail on its own before taking another one down counts against it: its
+// view of the cluster lags the API server's by the watch's delay.
+const DefaultReactionTime = time.Second
+
 // Checker applies the rules to the objects it is shown, in the order they
 // are shown. It is not safe for concurrent use.
 type Checker struct {
@@ -61,6 +66,9 @@ type Checker struct {
 	// Grace is how long a suspected breach waits before it counts;
 	// DefaultGrace when zero.
 	Grace time.Duration
+	// ReactionTime is how long after an agent failed on its own the
+	// controller is held to know it; DefaultReactionTime when zero.
+	ReactionTime time.Duration
 	// Note receives a line for each change worth a timeline entry.
 	Note func(at time.Time, line string)
 
@@ -165,6 +173,13 @@ func (c *Checker) violate(at time.Time, rule Rule, format string, args ...any) {
 	c.note(at, "VIOLATION %s: %s", rule, v.Message)
 }
 
+func (c *Checker) reactionTime() time.Duration {
+	if c.ReactionTime > 0 {
+		return c.ReactionTime
+	}
+	return DefaultReactionTime
+}
+
 func (c *Checker) grace() time.Duration {
 	if c.Grace > 0 {
 		return c.Grace
@@ -261,7 +276,6 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 	if s := c.sets[eds]; s != nil && info.node != "" {
 		c.settle(s, info.node, now, pod.UID)
 		c.checkPerNode(s, info.node, now)
-		c.checkBudget(s, now)
 		c.checkFailedPods(s, now)
 	}
 }
@@ -329,6 +343,9 @@ func (c *Checker) settle(s *setState, node string, now time.Time, changed types.
 		p, ok := c.pods[changed]
 		byRollout := !ok || p.terminating || !c.hasLivePod(s.eds.Name, node)
 		s.outages[node] = outage{since: now, byRollout: byRollout}
+		if byRollout {
+			c.checkBudget(s, node, now)
+		}
 	case is:
 		delete(s.outages, node)
 	}
@@ -377,22 +394,21 @@ func budgets(eds *v1alpha1.ExtendedDaemonSet, desired int) (maxUnavailable, maxS
 	return resolve(ru.MaxUnavailable, 1), resolve(ru.MaxSurge, 0)
 }
 
-// checkBudget suspects a breach when more desired nodes are without an
-// available agent than maxUnavailable allows and the rollout took at least
-// one of them: when agents fail alone beyond the budget, the controller
-// must take none down, not bring them back.
-func (c *Checker) checkBudget(s *setState, now time.Time) {
+// checkBudget judges the rollout taking the agent of node down at now: it
+// may not leave more desired nodes without an available agent than
+// maxUnavailable allows. Agents that failed on their own count too, once
+// the controller could have seen them fail (ReactionTime): when they exceed
+// the budget, the controller must take none down, though it may replace
+// them.
+func (c *Checker) checkBudget(s *setState, node string, now time.Time) {
 	maxUnavailable, _ := budgets(s.eds, len(s.desired))
-	if len(s.outages) <= maxUnavailable {
-		return
-	}
-	nodes := make([]string, 0, len(s.outages))
-	byRollout := false
+	nodes := []string{node}
 	for n, o := range s.outages {
-		nodes = append(nodes, n)
-		byRollout = byRollout || o.byRollout
+		if n != node && (o.byRollout || o.since.Before(now.Add(-c.reactionTime()))) {
+			nodes = append(nodes, n)
+		}
 	}
-	if !byRollout {
+	if len(nodes) <= maxUnavailable {
 		return
 	}
 	sort.Strings(nodes)

@@ -295,3 +295,18 @@ func TestFailedTemplateOffItsCanaryNodesIsCaught(t *testing.T) {
 	g.Expect(rules(f.settle())).To(gomega.ContainElement(FailedTemplate))
 	g.Expect(f.c.Violations()).To(gomega.ContainElement(gomega.HaveField("Message", gomega.ContainSubstring("of failed template v2 on node-1"))))
 }
+
+// The controller cannot know of an agent that failed a moment before it
+// took another one down: its view lags the API server's.
+func TestAgentFailingAsTheRolloutActsIsNotHeldAgainstIt(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := newFleet(t, 4, intstr.FromInt32(1), intstr.FromInt32(0))
+	f.c.ReactionTime = 1500 * time.Millisecond
+	f.fail("node-0")
+	f.remove("node-1")
+	g.Expect(f.settle()).To(gomega.BeEmpty())
+	f.create("node-1", "v2", true)
+	f.remove("node-2")
+	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{Unavailable}), "by now it has seen node-0 fail")
+	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("(node-0, node-2)"))
+}
