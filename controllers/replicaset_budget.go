@@ -59,6 +59,11 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 	name := c.ReplicaSet
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		other.role, name = v1alpha1.ReplicaSetActive, eds.Status.ActiveReplicaSet
+	} else {
+		// The active replica set takes the scheduler-failure allowance
+		// first; the canary has what is left. Seen from here, the canary
+		// is left none, which only ever overstates what it spends.
+		other.input.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
 	}
 	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ers); {

@@ -105,6 +105,7 @@ func other(rs string) string {
 // need not.
 type budget struct {
 	unavailable, surging, excused int
+	schedulerFailures, allowance  int
 }
 
 func budgetOf(w *world) budget {
@@ -130,15 +131,18 @@ func budgetOf(w *world) budget {
 			schedulerFailures++
 		}
 	}
-	// Each replica set excuses up to maxPodSchedulerFailure of its own
-	// nodes: the planner's Spent carries no scheduler failures, so the
-	// allowance is not shared as maxUnavailable is.
-	b.excused = min(schedulerFailures, w.params.MaxPodSchedulerFailure)
+	b.schedulerFailures = schedulerFailures
+	b.allowance = w.params.MaxPodSchedulerFailure
 	return b
 }
 
+// plus is both sides together: one maxPodSchedulerFailure allowance
+// excuses the scheduler failures of both, as one maxUnavailable bounds them.
 func (b budget) plus(o budget) budget {
-	return budget{unavailable: b.unavailable + o.unavailable, surging: b.surging + o.surging, excused: b.excused + o.excused}
+	sum := budget{unavailable: b.unavailable + o.unavailable, surging: b.surging + o.surging,
+		schedulerFailures: b.schedulerFailures + o.schedulerFailures, allowance: b.allowance}
+	sum.excused = min(sum.schedulerFailures, sum.allowance)
+	return sum
 }
 
 // planSide plans rs as the controller does, knowing what the other side
@@ -146,6 +150,11 @@ func (b budget) plus(o budget) budget {
 func (f *fuzzFleet) planSide(rs string) (Plan, []string) {
 	w, elsewhere := f.sides[rs], f.sides[other(rs)].input()
 	elsewhere.Params.Frozen = true
+	if rs == activeRS {
+		// As the controller sees it: the active side takes the
+		// scheduler-failure allowance first.
+		elsewhere.Elsewhere.Excused = w.params.MaxPodSchedulerFailure
+	}
 	in := w.input()
 	in.Elsewhere = Compute(elsewhere).Counts.Spent()
 

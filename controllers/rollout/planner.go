@@ -19,7 +19,9 @@ func Compute(in Input) Plan {
 	for i := range nodes {
 		p.observeNode(&nodes[i])
 	}
-	p.plan.Counts.Unavailable = max(0, p.unavailable-min(p.schedulerFailures, in.Params.MaxPodSchedulerFailure))
+	allowance := max(0, in.Params.MaxPodSchedulerFailure-in.Elsewhere.Excused)
+	p.plan.Counts.Excused = min(p.schedulerFailures, allowance)
+	p.plan.Counts.Unavailable = max(0, p.unavailable-p.plan.Counts.Excused)
 	if in.Params.Frozen {
 		p.plan.Create, p.plan.Delete, p.plan.FailedNodes = nil, nil, nil
 		return p.plan

@@ -354,13 +354,22 @@ func TestComputeMaxPodSchedulerFailure(t *testing.T) {
 			name:   "within MaxPodSchedulerFailure it does not count",
 			in:     input(mpsf(1), nodes, with([]Pod{pod("n-a", "a", true, unschedulable)}, oldOn("b", "c"))...),
 			delete: []Deletion{replaced("o-b", "b")},
-			counts: &Counts{Desired: 3, Current: 1, Old: 2, Unschedulable: 1},
+			counts: &Counts{Desired: 3, Current: 1, Old: 2, Unschedulable: 1, Excused: 1},
+		},
+		{
+			name: "the other replica set's scheduler failures share the allowance",
+			in: func() Input {
+				in := input(mpsf(1), nodes, with([]Pod{pod("n-a", "a", true, unschedulable)}, oldOn("b", "c"))...)
+				in.Elsewhere.Excused = 1
+				return in
+			}(),
+			counts: &Counts{Desired: 3, Current: 1, Old: 2, Unavailable: 1, Unschedulable: 1},
 		},
 		{
 			name: "beyond MaxPodSchedulerFailure the excess counts",
 			in: input(mpsf(1), nodes,
 				pod("n-a", "a", true, unschedulable), pod("n-b", "b", true, unschedulable), oldPod("o-c", "c")),
-			counts: &Counts{Desired: 3, Current: 2, Old: 1, Unavailable: 1, Unschedulable: 2},
+			counts: &Counts{Desired: 3, Current: 2, Old: 1, Unavailable: 1, Unschedulable: 2, Excused: 1},
 		},
 		{
 			name: "an unschedulable pod beside an available old pod is no allowance",

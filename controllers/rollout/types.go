@@ -110,6 +110,9 @@ type Spent struct {
 	Unavailable int
 	// Surging counts nodes running an old and a new pod.
 	Surging int
+	// Excused counts the unavailable nodes the scheduler-failure allowance
+	// excuses: one allowance serves both replica sets, as one budget does.
+	Excused int
 }
 
 // DeleteReason says why a pod is deleted.
@@ -148,6 +151,10 @@ type Counts struct {
 	// Unschedulable is the number of this replica set's pods the scheduler
 	// could not place.
 	Unschedulable int
+	// Excused is the number of unavailable desired nodes the
+	// scheduler-failure allowance excuses, out of what the other replica
+	// set left of it.
+	Excused int
 	// Misplaced is the number of pods on nodes that should not run one.
 	Misplaced int
 	// Surging is the number of nodes running an old and a new pod.
@@ -163,7 +170,7 @@ type Counts struct {
 // set sees it: a surge that ends with this plan holds its node until the
 // plan is carried out.
 func (c Counts) Spent() Spent {
-	return Spent{Unavailable: c.Unavailable, Surging: c.Surging + c.SurgeEnding}
+	return Spent{Unavailable: c.Unavailable, Surging: c.Surging + c.SurgeEnding, Excused: c.Excused}
 }
 
 // Plan is what to do now, and when to look again.
