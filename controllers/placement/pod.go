@@ -25,6 +25,10 @@ func NewPod(template *corev1.PodTemplateSpec, nodeName string, labels map[string
 		pod.Labels[k] = v
 	}
 	pod.Spec.Tolerations = WithDaemonTolerations(pod.Spec.Tolerations, pod.Spec.HostNetwork)
+	// The affinity places the pod; a node name in the template (the API
+	// refuses it, but one stored before may remain) would bind every pod
+	// to that one node.
+	pod.Spec.NodeName = ""
 	pod.Spec.Affinity = pinToNode(pod.Spec.Affinity, nodeName)
 	return pod
 }

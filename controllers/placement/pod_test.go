@@ -61,6 +61,17 @@ func TestNewPodPinsTheTemplateToItsNode(t *testing.T) {
 	g.Expect(tmpl).To(gomega.Equal(before))
 }
 
+// A template naming a node (stored before the API refused it) must not bind
+// every pod to that one node.
+func TestNewPodIgnoresTheTemplatesNodeName(t *testing.T) {
+	g := gomega.NewWithT(t)
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeName: "node-3", Containers: []corev1.Container{{Name: "agent", Image: "agent"}}}}
+	pod := NewPod(tmpl, "node-1", nil)
+	g.Expect(pod.Spec.NodeName).To(gomega.BeEmpty())
+	g.Expect(TargetNode(pod)).To(gomega.Equal("node-1"))
+	g.Expect(tmpl.Spec.NodeName).To(gomega.Equal("node-3"), "the template is left as it was")
+}
+
 func TestNewPodFromABareTemplate(t *testing.T) {
 	g := gomega.NewWithT(t)
 	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{HostNetwork: true, Containers: []corev1.Container{{Name: "cni", Image: "cni"}}}}

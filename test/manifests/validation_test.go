@@ -150,6 +150,7 @@ var invalidCases = []invalidCase{
 	{"selector matchExpressions not met by template", validEDS, []mutation{set("spec.selector.matchExpressions", []any{map[string]any{"key": "tier", "operator": "NotIn", "values": []any{"node"}}})}, "spec.selector", "selector.matchExpressions must match template.metadata.labels"},
 	{"selector over template without labels", validEDS, []mutation{del("spec.template.metadata.labels")}, "spec.selector", "must match template.metadata.labels"},
 	{"template restartPolicy Never", validEDS, []mutation{set("spec.template.spec.restartPolicy", "Never")}, "spec.template.spec.restartPolicy", "must be Always"},
+	{"template pinned to one node", validEDS, []mutation{set("spec.template.spec.nodeName", "node-3")}, "spec.template.spec.nodeName", "must be empty"},
 	{"template missing", validEDS, []mutation{del("spec.template")}, "spec.template", "Required value"},
 	{"minReadySeconds negative", validEDS, []mutation{set("spec.minReadySeconds", int64(-5))}, "spec.minReadySeconds", "greater than or equal to 0"},
 	{"revisionHistoryLimit negative", validEDS, []mutation{set("spec.revisionHistoryLimit", int64(-1))}, "spec.revisionHistoryLimit", "greater than or equal to 0"},
