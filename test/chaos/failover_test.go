@@ -16,7 +16,7 @@ import (
 )
 
 // maxTakeover is how long the manager may lead nobody after its leader
-// dies: the figure, met by a 10s lease.
+// dies: the figure, met by fastLease.
 const maxTakeover = 20 * time.Second
 
 // Two managers, the leader SIGKILLed mid-canary: the other takes over

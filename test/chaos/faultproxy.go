@@ -75,6 +75,9 @@ type ProxyStats struct {
 	// Forbidden are the requests the API server refused with 403, as
 	// "VERB path".
 	Forbidden []string
+	// Lost are the writes the API server carried out whose answer the
+	// client never got, as "VERB path: status".
+	Lost []string
 }
 
 // FaultProxy is a reverse proxy to an API server that answers a share of
@@ -99,6 +102,7 @@ type FaultProxy struct {
 	requests  int
 	faults    map[FaultKind]int
 	forbidden []string
+	lost      []string
 }
 
 // StartFaultProxy starts a proxy on a free loopback port.
@@ -177,7 +181,7 @@ func (p *FaultProxy) Stats() ProxyStats {
 	for k, n := range p.faults {
 		faults[k] = n
 	}
-	return ProxyStats{Requests: p.requests, Faults: faults, Forbidden: slices.Clone(p.forbidden)}
+	return ProxyStats{Requests: p.requests, Faults: faults, Forbidden: slices.Clone(p.forbidden), Lost: slices.Clone(p.lost)}
 }
 
 // Close stops the proxy and drops its open connections, watches included.
@@ -203,19 +207,28 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Timeout:
 		p.hold(r, hold)
 		writeStatus(w, apierrors.NewTimeoutError("fault injected by the chaos proxy", 0))
-	case LostResponse, LateTimeout:
-		// The write goes through; only its answer is lost. The request's
-		// context is the client's: detached, the write cannot be cancelled
-		// by a client that gives up first.
-		p.proxy.ServeHTTP(&discard{header: http.Header{}}, r.WithContext(context.WithoutCancel(r.Context())))
+	case LostResponse:
+		p.forward(r)
+		// At once, as a connection reset comes: the client may learn of
+		// its failure before its watches learn of the write. The
+		// connection (HTTP/1) or the stream (HTTP/2) closes with no answer.
+		panic(http.ErrAbortHandler)
+	case LateTimeout:
+		p.forward(r)
 		p.hold(r, hold)
-		if kind == LostResponse {
-			// Aborts the response: the connection (HTTP/1) or the stream
-			// (HTTP/2) closes with no answer.
-			panic(http.ErrAbortHandler)
-		}
 		writeStatus(w, apierrors.NewTimeoutError("fault injected by the chaos proxy after the write was done", 0))
 	}
+}
+
+// forward carries out r on the API server and drops the answer. The
+// request's context is detached from the client's: a client that gives
+// up first must not cancel the write.
+func (p *FaultProxy) forward(r *http.Request) {
+	answer := &discard{header: http.Header{}, code: http.StatusOK}
+	p.proxy.ServeHTTP(answer, r.WithContext(context.WithoutCancel(r.Context())))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lost = append(p.lost, fmt.Sprintf("%s %s: %d", r.Method, r.URL.Path, answer.code))
 }
 
 // draw decides whether r gets a fault, which, and how long it holds.
@@ -279,8 +292,9 @@ func writeStatus(w http.ResponseWriter, err *apierrors.StatusError) {
 // discard is where a write's answer goes when the client must not see it.
 type discard struct {
 	header http.Header
+	code   int
 }
 
 func (d *discard) Header() http.Header         { return d.header }
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
+func (d *discard) WriteHeader(code int)        { d.code = code }

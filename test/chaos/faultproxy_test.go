@@ -142,6 +142,9 @@ func TestProxyFaults(t *testing.T) {
 			g.Expect(tc.is(err)).To(gomega.BeTrue(), "error %v", err)
 			g.Expect(upstream.creates.Load()).To(gomega.Equal(tc.written), "writes carried out")
 			g.Expect(p.Stats().Faults).To(gomega.Equal(map[FaultKind]int{tc.kind: 1}))
+			if tc.written > 0 {
+				g.Expect(p.Stats().Lost).To(gomega.Equal([]string{"POST /api/v1/namespaces/default/pods: 201"}))
+			}
 		})
 	}
 }

@@ -1,9 +1,15 @@
 package chaos
 
 import (
+	"regexp"
+	"slices"
 	"testing"
 	"time"
 )
+
+// podCreation matches a pod creation the API server carried out, in
+// ProxyStats.Lost.
+var podCreation = regexp.MustCompile(`^POST /api/v1/namespaces/[^/]+/pods: 201$`)
 
 // A rollout with a canary completes while a share of the manager's
 // requests fail, are throttled, conflict, time out, or are carried out
@@ -31,5 +37,7 @@ func TestAPIFaults(t *testing.T) {
 	stats := proxy.Stats()
 	s.result.Requests, s.result.Faults = stats.Requests-before.Requests, stats.Faults
 	t.Logf("faults in %d requests: %v", s.result.Requests, stats.Faults)
+	t.Logf("writes done whose answer was lost: %d, pod creations among them: %d",
+		len(stats.Lost), len(slices.DeleteFunc(stats.Lost, func(w string) bool { return !podCreation.MatchString(w) })))
 	s.verify()
 }

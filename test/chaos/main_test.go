@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/simcluster"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
 )
 
@@ -167,19 +167,19 @@ func startEnvironment(ctx context.Context) (*environment, error) {
 	}
 	e := &environment{dir: dir, binary: filepath.Join(dir, "manager"), kubeconfig: filepath.Join(dir, "manager.kubeconfig")}
 	build := exec.CommandContext(ctx, "go", "build", "-o", e.binary, "./cmd/manager")
-	build.Dir = harness.RepoRoot()
+	build.Dir = testenv.RepoRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return e, fmt.Errorf("building the manager: %w\n%s", err, out)
 	}
 	e.cluster, err = simcluster.Start(ctx, simcluster.Options{
 		Nodes:   prof.nodes,
-		CRDDirs: []string{filepath.Join(harness.RepoRoot(), "config", "crd", "bases")},
+		CRDDirs: []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
 	})
 	if err != nil {
 		return e, err
 	}
 	e.admin = e.cluster.Config()
-	if e.client, err = client.New(e.admin, client.Options{Scheme: harness.Scheme()}); err != nil {
+	if e.client, err = client.New(e.admin, client.Options{Scheme: testenv.Scheme()}); err != nil {
 		return e, err
 	}
 	if e.kube, err = kubernetes.NewForConfig(e.admin); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
 	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
@@ -42,10 +43,12 @@ const (
 )
 
 // fastLease lets another manager take over within seconds of a kill: the
-// lease expires 10s after its holder's last renewal. The defaults (35s)
-// would make every kill cost more than half a minute of nothing.
+// lease expires 8s after a candidate last saw it renewed, and candidates
+// look every 1 to 2.2s (the retry period with client-go's jitter), so a
+// takeover takes at most about 12s. The defaults (35s, 5s) would make
+// every kill cost most of a minute of nothing.
 var fastLease = []string{
-	"--leader-election-lease-duration=10s", "--leader-election-renew-deadline=8s", "--leader-election-retry-period=2s",
+	"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=6s", "--leader-election-retry-period=1s",
 }
 
 // scenario is one chaos test on the shared cluster, in a namespace of its
@@ -71,6 +74,7 @@ type scenario struct {
 // scenario starts on empty nodes.
 func newScenario(t *testing.T, name string) *scenario {
 	t.Helper()
+	testenv.RequireAssets(t)
 	e := setUp(t)
 	// Each scenario draws from a sequence of its own: replaying one with
 	// -run makes the same choices as in the run that failed.
@@ -327,6 +331,7 @@ func (s *scenario) verify() {
 		s.t.Log(exit)
 	}
 
+	s.g.Expect(seen.PodsCreated).NotTo(gomega.BeEmpty(), "the monitor saw no pod created: it checked nothing")
 	s.g.Expect(seen.Violations).To(gomega.BeEmpty(), "invariant violations; what the monitor saw:\n%s", seen)
 	s.g.Expect(twice).To(gomega.BeEmpty(), "pods created twice for one node by one replica set; what the monitor saw:\n%s", seen)
 	s.g.Expect(told).To(gomega.BeEmpty(), "transitions told more than once")

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 
-	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
 // The manager's identity as config/default names it.
@@ -32,7 +32,7 @@ var kinds = []string{"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleB
 // allowed to grant what the roles grant.
 func Install(ctx context.Context, c client.Client) error {
 	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).
-		Run(filesys.MakeFsOnDisk(), filepath.Join(harness.RepoRoot(), "config", "default"))
+		Run(filesys.MakeFsOnDisk(), filepath.Join(testenv.RepoRoot(), "config", "default"))
 	if err != nil {
 		return fmt.Errorf("rendering config/default: %w", err)
 	}
