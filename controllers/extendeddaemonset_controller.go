@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -107,13 +106,18 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	patcher := patch.NewSerialPatcher(eds, r.Client)
 	before := eds.DeepCopy()
 
 	obs, requeue, err := r.reconcile(ctx, eds)
 	setExtendedDaemonSetStatus(eds, obs, err)
-	if perr := patcher.Patch(ctx, eds, patch.WithOwnedConditions{Conditions: extendedDaemonSetOwnedConditions},
-		patch.WithFieldOwner(FieldOwner)); perr != nil {
+	switch perr := patchStatusOf(ctx, r.Client, before, eds); {
+	case apierrors.IsConflict(perr):
+		// This pass read a version the API server has since replaced (a
+		// cache behind it, or another writer): nothing it decided is
+		// written or told, or a transition would be told twice. The newer
+		// version gets a pass of its own.
+		return ctrl.Result{RequeueAfter: staleReadRetry}, nil
+	case perr != nil:
 		return ctrl.Result{}, errors.Join(err, fmt.Errorf("patching status: %w", perr))
 	}
 	// Told once the status that records them is written: a failed patch

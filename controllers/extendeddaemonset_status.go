@@ -10,13 +10,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
-// extendedDaemonSetOwnedConditions are the conditions the ExtendedDaemonSet
-// reconciler writes.
-var extendedDaemonSetOwnedConditions = []string{
-	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition, v1alpha1.CanaryCondition,
-	v1alpha1.ResourceOverridesCondition, v1alpha1.AnalysisCondition,
-}
-
 // maxConditionMessage keeps condition messages readable and far below the
 // API server's limit of 32768 bytes, even when thousands of nodes or twenty
 // metrics have something to say.

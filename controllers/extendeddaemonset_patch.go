@@ -1,0 +1,26 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// staleReadRetry is how soon a reconcile whose status write lost to a
+// newer version looks again, should no event of that version wake it.
+const staleReadRetry = 200 * time.Millisecond
+
+// patchStatusOf writes the status of eds, computed from before, only if
+// it changed, and only if before is still the version the API server
+// holds: the patch carries before's resourceVersion, so a pass that read a
+// stale version gets a Conflict instead of overwriting a newer status.
+func patchStatusOf(ctx context.Context, c client.Client, before, eds *v1alpha1.ExtendedDaemonSet) error {
+	if equality.Semantic.DeepEqual(before.Status, eds.Status) {
+		return nil
+	}
+	return c.Status().Patch(ctx, eds, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+}
