@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -91,10 +92,9 @@ type FaultProxy struct {
 	URL    string
 	CAData []byte
 
-	opts     ProxyOptions
-	proxy    *httputil.ReverseProxy
-	server   *http.Server
-	listener net.Listener
+	opts   ProxyOptions
+	proxy  *httputil.ReverseProxy
+	server *http.Server
 
 	mu        sync.Mutex
 	rng       *rand.Rand
@@ -103,6 +103,7 @@ type FaultProxy struct {
 	faults    map[FaultKind]int
 	forbidden []string
 	lost      []string
+	watchLag  time.Duration
 }
 
 // StartFaultProxy starts a proxy on a free loopback port.
@@ -137,13 +138,12 @@ func StartFaultProxy(opts ProxyOptions) (*FaultProxy, error) {
 		return nil, fmt.Errorf("listening: %w", err)
 	}
 	p := &FaultProxy{
-		URL:      "https://" + listener.Addr().String(),
-		CAData:   certPEM,
-		opts:     opts,
-		listener: listener,
-		rng:      rand.New(rand.NewPCG(opts.Seed, opts.Seed)), //nolint:gosec // repeatable draws, not secrets
-		rate:     opts.Rate,
-		faults:   map[FaultKind]int{},
+		URL:    "https://" + listener.Addr().String(),
+		CAData: certPEM,
+		opts:   opts,
+		rng:    rand.New(rand.NewPCG(opts.Seed, opts.Seed)), //nolint:gosec // repeatable draws, not secrets
+		rate:   opts.Rate,
+		faults: map[FaultKind]int{},
 	}
 	p.proxy = &httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(upstream) },
@@ -177,11 +177,7 @@ func (p *FaultProxy) SetRate(rate float64) {
 func (p *FaultProxy) Stats() ProxyStats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	faults := make(map[FaultKind]int, len(p.faults))
-	for k, n := range p.faults {
-		faults[k] = n
-	}
-	return ProxyStats{Requests: p.requests, Faults: faults, Forbidden: slices.Clone(p.forbidden), Lost: slices.Clone(p.lost)}
+	return ProxyStats{Requests: p.requests, Faults: maps.Clone(p.faults), Forbidden: slices.Clone(p.forbidden), Lost: slices.Clone(p.lost)}
 }
 
 // Close stops the proxy and drops its open connections, watches included.
@@ -192,10 +188,15 @@ func (p *FaultProxy) Close() error {
 	return nil
 }
 
+// ServeHTTP forwards r, or answers it with the fault drawn for it.
 func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	kind, hold := p.draw(r)
 	switch kind {
 	case "":
+		if isWatch(r) {
+			p.streamWatch(w, r)
+			return
+		}
 		p.proxy.ServeHTTP(w, r)
 	case ServerError:
 		writeStatus(w, apierrors.NewInternalError(errors.New("fault injected by the chaos proxy")))
@@ -205,7 +206,7 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case Conflict:
 		writeStatus(w, apierrors.NewConflict(schema.GroupResource{}, "", errors.New("fault injected by the chaos proxy")))
 	case Timeout:
-		p.hold(r, hold)
+		holdOn(r, hold)
 		writeStatus(w, apierrors.NewTimeoutError("fault injected by the chaos proxy", 0))
 	case LostResponse:
 		p.forward(r)
@@ -215,7 +216,7 @@ func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		panic(http.ErrAbortHandler)
 	case LateTimeout:
 		p.forward(r)
-		p.hold(r, hold)
+		holdOn(r, hold)
 		writeStatus(w, apierrors.NewTimeoutError("fault injected by the chaos proxy after the write was done", 0))
 	}
 }
@@ -251,8 +252,8 @@ func (p *FaultProxy) draw(r *http.Request) (FaultKind, time.Duration) {
 	return kind, time.Duration(p.rng.Int64N(int64(p.opts.MaxHold)))
 }
 
-// hold waits d, or until the client gives up.
-func (p *FaultProxy) hold(r *http.Request, d time.Duration) {
+// holdOn holds r for d, or until the client gives up.
+func holdOn(r *http.Request, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -111,6 +111,22 @@ func TestProxyStreamsWatches(t *testing.T) {
 	g.Eventually(w.ResultChan()).Should(gomega.Receive())
 }
 
+// A lagging watch answers at once, then hands over each event no sooner
+// than the lag after the API server sent it.
+func TestProxyDelaysWatchEvents(t *testing.T) {
+	g := gomega.NewWithT(t)
+	p, kube := startProxy(t, startFakeAPIServer(t), ProxyOptions{})
+	const lag = 300 * time.Millisecond
+	p.SetWatchLag(lag)
+	w, err := kube.CoreV1().Pods("").Watch(t.Context(), metav1.ListOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	defer w.Stop()
+	opened := time.Now()
+	g.Eventually(w.ResultChan()).Should(gomega.Receive())
+	// Less a little: the event may have come in just before the answer.
+	g.Expect(time.Since(opened)).To(gomega.BeNumerically(">=", lag-50*time.Millisecond))
+}
+
 // Each fault reaches client-go as the error a real failure gives, and the
 // faults after a write leave the write done.
 func TestProxyFaults(t *testing.T) {

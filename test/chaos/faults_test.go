@@ -13,10 +13,11 @@ var podCreation = regexp.MustCompile(`^POST /api/v1/namespaces/[^/]+/pods: 201$`
 
 // A rollout with a canary completes while a share of the manager's
 // requests fail, are throttled, conflict, time out, or are carried out
-// with their answer lost. The lost answers are the hard part: a pod
-// created whose creation the manager saw fail must not get a twin, and a
-// status written whose write the manager saw fail must not tell its
-// transition twice.
+// with their answer lost, and its watches lag. The lost answers are the
+// hard part, and the lag makes them harder: a pod created whose creation
+// the manager saw fail must not get a twin, and a status written whose
+// write the manager saw fail must not tell its transition twice, even
+// before the manager's cache shows the write.
 func TestAPIFaults(t *testing.T) {
 	s := newScenario(t, "faults")
 	proxy, kubeconfig := s.startProxy()
@@ -29,11 +30,14 @@ func TestAPIFaults(t *testing.T) {
 
 	before := proxy.Stats()
 	proxy.SetRate(prof.faultRate)
+	proxy.SetWatchLag(prof.watchLag)
+	s.result.WatchLag = prof.watchLag
 	start := time.Now()
 	s.setVersion(eds, "v2")
 	s.waitRolledOut(eds, "v2")
 	s.result.Converge = time.Since(start)
 	proxy.SetRate(0)
+	proxy.SetWatchLag(0)
 	stats := proxy.Stats()
 	s.result.Requests, s.result.Faults = stats.Requests-before.Requests, stats.Faults
 	t.Logf("faults in %d requests: %v", s.result.Requests, stats.Faults)

@@ -32,8 +32,10 @@ type profile struct {
 	kills     int
 	maxUptime time.Duration
 	// faultRate is the share of the manager's requests the fault proxy
-	// answers with a fault, for one rollout.
+	// answers with a fault, for one rollout, while watchLag delays every
+	// watch event the manager gets.
 	faultRate float64
+	watchLag  time.Duration
 	// canary is the canary duration of the rollouts under kills and
 	// faults. failoverCanary is that of the failover: long enough that the
 	// takeover, 10 to 15s after the kill, happens in its middle.
@@ -46,11 +48,11 @@ type profile struct {
 
 var profiles = map[string]profile{
 	"short": {
-		name: "short", nodes: 40, kills: 3, maxUptime: 8 * time.Second, faultRate: 0.1,
+		name: "short", nodes: 40, kills: 3, maxUptime: 8 * time.Second, faultRate: 0.1, watchLag: time.Second,
 		canary: 10 * time.Second, failoverCanary: time.Minute, rolloutTimeout: 5 * time.Minute,
 	},
 	"full": {
-		name: "full", nodes: 500, kills: 20, maxUptime: 8 * time.Second, faultRate: 0.1,
+		name: "full", nodes: 500, kills: 20, maxUptime: 8 * time.Second, faultRate: 0.1, watchLag: time.Second,
 		canary: 30 * time.Second, failoverCanary: 90 * time.Second, rolloutTimeout: 15 * time.Minute,
 	},
 }

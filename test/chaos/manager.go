@@ -184,13 +184,6 @@ func (m *Manager) Stop() error {
 	return p.Stop(stopGrace)
 }
 
-// Starts counts the processes started.
-func (m *Manager) Starts() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.starts
-}
-
 // Exits lists the times the manager exited by itself.
 func (m *Manager) Exits() []string {
 	m.mu.Lock()

@@ -25,6 +25,8 @@ type Report struct {
 // wrong must be zero for the scenario to pass.
 type Result struct {
 	Name string `json:"name"`
+	// Run tells apart the runs of one scenario (go test -count): 1, 2...
+	Run int `json:"run"`
 	// Kills are the SIGKILLs the managers survived.
 	Kills int `json:"kills"`
 	// Rollouts are the templates rolled out under chaos.
@@ -33,6 +35,8 @@ type Result struct {
 	// Faults those answered with a fault, by kind.
 	Requests int               `json:"requests,omitempty"`
 	Faults   map[FaultKind]int `json:"faults,omitempty"`
+	// WatchLag delayed every watch event of the manager meanwhile.
+	WatchLag time.Duration `json:"-"`
 	// ManagerExits counts the times a manager exited by itself and was
 	// restarted (lost its lease, or could not start).
 	ManagerExits int `json:"managerExits"`
@@ -56,14 +60,20 @@ func (s *Result) MarshalJSON() ([]byte, error) {
 		*plain
 		Converge float64 `json:"convergeSeconds"`
 		Takeover float64 `json:"takeoverSeconds,omitempty"`
-	}{(*plain)(s), s.Converge.Seconds(), s.Takeover.Seconds()})
+		WatchLag float64 `json:"watchLagSeconds,omitempty"`
+	}{(*plain)(s), s.Converge.Seconds(), s.Takeover.Seconds(), s.WatchLag.Seconds()})
 }
 
 // Add records a scenario's result, to be filled in as it runs.
 func (r *Report) Add(name string) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := &Result{Name: name}
+	res := &Result{Name: name, Run: 1}
+	for _, s := range r.Scenarios {
+		if s.Name == name {
+			res.Run++
+		}
+	}
 	r.Scenarios = append(r.Scenarios, res)
 	return res
 }
@@ -92,7 +102,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return f(s).Round(100 * time.Millisecond).String()
 		}
 	}
-	row("", func(s *Result) string { return s.Name })
+	row("", func(s *Result) string {
+		if s.Run > 1 {
+			return fmt.Sprintf("%s (%d)", s.Name, s.Run)
+		}
+		return s.Name
+	})
 	row("kills survived", count(func(s *Result) int { return s.Kills }))
 	row("rollouts", count(func(s *Result) int { return s.Rollouts }))
 	row("faults injected", func(s *Result) string {
@@ -113,6 +128,7 @@ func (r *Report) WriteTable(w io.Writer) error {
 			return fmt.Sprint(s.Faults[kind])
 		})
 	}
+	row("watch events delayed by", duration(func(s *Result) time.Duration { return s.WatchLag }))
 	row("manager exits, restarted", count(func(s *Result) int { return s.ManagerExits }))
 	row("violations", count(func(s *Result) int { return s.Violations }))
 	row("pods created twice", count(func(s *Result) int { return s.PodsCreatedTwice }))

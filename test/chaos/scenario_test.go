@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,10 +81,13 @@ func newScenario(t *testing.T, name string) *scenario {
 	// -run makes the same choices as in the run that failed.
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(name))
+	result := report.Add(name)
 	s := &scenario{
-		t: t, g: gomega.NewWithT(t), ctx: t.Context(), env: e, name: name, ns: "chaos-" + name,
-		rng:    rand.New(rand.NewPCG(seed, h.Sum64())), //nolint:gosec // repeatable draws, not secrets
-		result: report.Add(name),
+		t: t, g: gomega.NewWithT(t), ctx: t.Context(), env: e, name: name, result: result,
+		// Namespaces stay, with no namespace controller to finalize them:
+		// a scenario run again (-count) takes a new one.
+		ns:  fmt.Sprintf("chaos-%s-%d", name, result.Run),
+		rng: rand.New(rand.NewPCG(seed, h.Sum64())), //nolint:gosec // repeatable draws, not secrets
 	}
 	s.g.Expect(e.client.Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})).To(gomega.Succeed())
 	t.Cleanup(s.tearDown)
@@ -126,7 +130,7 @@ func (s *scenario) startManager(name, kubeconfig string, args ...string) *Manage
 	s.t.Helper()
 	m, err := StartManager(s.ctx, ManagerOptions{
 		Name: name, Binary: s.env.binary, Kubeconfig: kubeconfig,
-		LogPath: filepath.Join(s.env.dir, s.name+"-"+name+".log"), Args: args,
+		LogPath: filepath.Join(s.env.dir, s.ns+"-"+name+".log"), Args: args,
 	})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	s.managers = append(s.managers, m)
@@ -141,7 +145,7 @@ func (s *scenario) startProxy() (*FaultProxy, string) {
 	p, err := StartFaultProxy(ProxyOptions{Upstream: s.env.identity, Seed: s.rng.Uint64()})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	s.proxies = append(s.proxies, p)
-	kubeconfig := filepath.Join(s.env.dir, s.name+"-proxy.kubeconfig")
+	kubeconfig := filepath.Join(s.env.dir, s.ns+"-proxy.kubeconfig")
 	cfg := p.Config()
 	cfg.BearerToken = s.env.identity.BearerToken
 	s.g.Expect(WriteKubeconfig(cfg, kubeconfig)).To(gomega.Succeed())
@@ -359,13 +363,15 @@ var (
 )
 
 // transitionsToldTwice returns the transitions told more than once in the
-// scenario's namespace, as separate events or as one event's series.
+// scenario's namespace, as separate events or as one event's series, each
+// with who told it when.
 func (s *scenario) transitionsToldTwice() ([]string, error) {
 	var events eventsv1.EventList
 	if err := s.env.client.List(context.WithoutCancel(s.ctx), &events, client.InNamespace(s.ns)); err != nil {
 		return nil, err
 	}
 	told := map[string]int{}
+	tellers := map[string][]string{}
 	for _, e := range events.Items {
 		key := e.Reason + " " + e.Regarding.Name
 		switch {
@@ -376,21 +382,25 @@ func (s *scenario) transitionsToldTwice() ([]string, error) {
 		default:
 			continue
 		}
-		n := 1
+		n, teller := 1, fmt.Sprintf("%s at %s", e.ReportingInstance, e.EventTime.Format(eventTimeFormat))
 		if e.Series != nil {
 			n = max(n, int(e.Series.Count))
+			teller += fmt.Sprintf(", %d times until %s", e.Series.Count, e.Series.LastObservedTime.Format(eventTimeFormat))
 		}
 		told[key] += n
+		tellers[key] = append(tellers[key], teller)
 	}
 	var twice []string
 	for key, n := range told {
 		if n > 1 {
-			twice = append(twice, fmt.Sprintf("%s: told %d times", key, n))
+			twice = append(twice, fmt.Sprintf("%s: told %d times (%s)", key, n, strings.Join(tellers[key], "; ")))
 		}
 	}
 	slices.Sort(twice)
 	return twice, nil
 }
+
+const eventTimeFormat = "15:04:05.000000"
 
 // apfProbe is the request Flux's runtime sends as the manager starts, to
 // learn whether API Priority and Fairness is on: it reads the headers APF
