@@ -17,7 +17,11 @@
 // rollout.Compute. The canary and the active replica set spend one budget:
 // each plans knowing what the other spends on its nodes (spentElsewhere),
 // and the reconciles of one ExtendedDaemonSet's replica sets are serialized
-// so each sees the other's writes through the expectations. A replica set
+// so each sees the other's writes through the expectations. A pod write
+// whose answer is lost (a timeout, a reset connection) is expected as if
+// done, for a shorter while: the cache may show it late, and a second pod
+// would go to the node meanwhile. Pods are named by the controller, so that
+// a creation without answer is expected by name too. A replica set
 // without progress past spec.progressDeadlineSeconds is Stalled, reason
 // ProgressDeadlineExceeded, naming its stuck nodes; nodes not Ready past a
 // grace period are left alone and do not count against the budget.

@@ -14,6 +14,11 @@ import (
 // a node forever).
 const expectationTTL = 2 * time.Minute
 
+// uncertainTTL bounds how long a write whose answer was lost is believed
+// done: one the API server did reaches the cache well within it, one it
+// did not must not hold a node up for long.
+const uncertainTTL = 30 * time.Second
+
 // expectations remember the pods this controller created and deleted that
 // the informer cache may not show yet, so that a reconcile on a stale cache
 // neither creates a second pod on a node nor deletes a pod twice. They are
@@ -25,12 +30,17 @@ type expectations struct {
 
 type pendingWrites struct {
 	created map[string]createdPod
-	deleted map[types.UID]time.Time
+	deleted map[types.UID]deletedPod
 }
 
+// createdPod and deletedPod are trusted until their deadline.
 type createdPod struct {
-	pod *corev1.Pod
-	at  time.Time
+	pod   *corev1.Pod
+	until time.Time
+}
+
+type deletedPod struct {
+	at, until time.Time
 }
 
 func newExpectations() *expectations {
@@ -40,7 +50,7 @@ func newExpectations() *expectations {
 func (e *expectations) writes(owner types.NamespacedName) *pendingWrites {
 	w, ok := e.byOwner[owner]
 	if !ok {
-		w = &pendingWrites{created: map[string]createdPod{}, deleted: map[types.UID]time.Time{}}
+		w = &pendingWrites{created: map[string]createdPod{}, deleted: map[types.UID]deletedPod{}}
 		e.byOwner[owner] = w
 	}
 	return w
@@ -48,16 +58,57 @@ func (e *expectations) writes(owner types.NamespacedName) *pendingWrites {
 
 // Created records a pod the API server accepted.
 func (e *expectations) Created(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
+	e.created(owner, pod, now.Add(expectationTTL))
+}
+
+// MayHaveCreated records a pod whose creation got no clear answer (a
+// timeout, a lost connection): the API server may have created it.
+func (e *expectations) MayHaveCreated(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
+	e.created(owner, pod, now.Add(uncertainTTL))
+}
+
+func (e *expectations) created(owner types.NamespacedName, pod *corev1.Pod, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.writes(owner).created[pod.Name] = createdPod{pod: pod.DeepCopy(), at: now}
+	e.writes(owner).created[pod.Name] = createdPod{pod: pod.DeepCopy(), until: until}
 }
 
 // Deleted records a pod whose deletion the API server accepted.
 func (e *expectations) Deleted(owner types.NamespacedName, uid types.UID, now time.Time) {
+	e.deleted(owner, uid, now, now.Add(expectationTTL))
+}
+
+// MayHaveDeleted records a pod whose deletion got no clear answer.
+func (e *expectations) MayHaveDeleted(owner types.NamespacedName, uid types.UID, now time.Time) {
+	e.deleted(owner, uid, now, now.Add(uncertainTTL))
+}
+
+func (e *expectations) deleted(owner types.NamespacedName, uid types.UID, at, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.writes(owner).deleted[uid] = now
+	e.writes(owner).deleted[uid] = deletedPod{at: at, until: until}
+}
+
+// Next is the soonest deadline of owner's records, zero when none: past
+// it the cache is believed again, and no watch event may come to say so.
+func (e *expectations) Next(owner types.NamespacedName) time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var next time.Time
+	earlier := func(t time.Time) {
+		if next.IsZero() || t.Before(next) {
+			next = t
+		}
+	}
+	if w, ok := e.byOwner[owner]; ok {
+		for _, c := range w.created {
+			earlier(c.until)
+		}
+		for _, d := range w.deleted {
+			earlier(d.until)
+		}
+	}
+	return next
 }
 
 // Forget drops everything recorded for owner, once it is gone.
@@ -69,8 +120,8 @@ func (e *expectations) Forget(owner types.NamespacedName) {
 
 // Apply returns the pods as they are after the recorded writes: created
 // pods the cache lacks are added, deleted pods the cache still shows live
-// are marked terminating. Writes the cache reflects, or older than the TTL,
-// are forgotten. cached is not modified.
+// are marked terminating. Writes the cache reflects, or past their
+// deadline, are forgotten. cached is not modified.
 func (e *expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, now time.Time) []*corev1.Pod {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -84,16 +135,16 @@ func (e *expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, n
 	for _, pod := range cached {
 		seen[pod.Name] = true
 		live[pod.UID] = true
-		if at, deleting := w.deleted[pod.UID]; deleting && pod.DeletionTimestamp == nil && now.Sub(at) < expectationTTL {
+		if d, deleting := w.deleted[pod.UID]; deleting && pod.DeletionTimestamp == nil && now.Before(d.until) {
 			pod = pod.DeepCopy()
-			pod.DeletionTimestamp = &metav1.Time{Time: at}
+			pod.DeletionTimestamp = &metav1.Time{Time: d.at}
 		} else if deleting {
 			delete(w.deleted, pod.UID)
 		}
 		out = append(out, pod)
 	}
 	for name, c := range w.created {
-		if seen[name] || now.Sub(c.at) >= expectationTTL {
+		if seen[name] || !now.Before(c.until) {
 			delete(w.created, name)
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -65,6 +67,11 @@ func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.Ext
 				r.expectations.Deleted(edsKey(eds), pod.UID, r.now())
 			case apierrors.IsNotFound(err):
 			default:
+				if mayHaveHappened(err) {
+					// Counted as deleted until the cache says: believed
+					// still available, it would let another pod go.
+					r.expectations.MayHaveDeleted(edsKey(eds), pod.UID, r.now())
+				}
 				r.warnRefused(ers, "FailedDelete", "Delete", err)
 				errs[i] = fmt.Errorf("deleting pod %s (%s) on node %s: %w", pod.Name, d.Reason, d.Node, err)
 			}
@@ -87,6 +94,14 @@ func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.Ext
 			pod, err := r.newPod(eds, ers, obs, node)
 			if err == nil {
 				if err = r.Create(ctx, pod); err != nil {
+					if mayHaveHappened(err) {
+						// The pod may exist under its name: expected as
+						// if created now, no second one goes to the node
+						// until the cache shows it or the expectation
+						// expires.
+						pod.CreationTimestamp = metav1.NewTime(r.now())
+						r.expectations.MayHaveCreated(edsKey(eds), pod, r.now())
+					}
 					err = withoutGeneratedName(err)
 					r.warnRefused(ers, "FailedCreate", "Create", err)
 				}
@@ -114,7 +129,21 @@ func (r *ReplicaSetReconciler) warnRefused(ers *v1alpha1.ExtendedDaemonSetReplic
 	}
 }
 
-// withoutGeneratedName drops the name the API server generated for a pod it
+// mayHaveHappened says whether a write that failed with err may have been
+// carried out all the same. Only an answer of the client-error class (4xx)
+// says the API server did not; a server error, a timeout or no answer at
+// all (a connection lost) leaves it unknown, and the cache, which may lag
+// behind the API server, cannot tell yet.
+func mayHaveHappened(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return true
+	}
+	code := status.Status().Code
+	return code < http.StatusBadRequest || code >= http.StatusInternalServerError
+}
+
+// withoutGeneratedName drops the name generated for a pod the API server
 // then refused from err's message: every attempt gets a new one, and a
 // message that changes at every retry would make every refusal a new cause
 // and every status write a new one.
@@ -157,13 +186,25 @@ func (r *ReplicaSetReconciler) newPod(eds *v1alpha1.ExtendedDaemonSet, ers *v1al
 		overrides.Apply(pod, resources)
 	}
 	pod.Namespace = ers.Namespace
-	pod.Name = ""
 	pod.GenerateName = ers.Name + "-"
+	// Named here, as the API server would name it from generateName, so
+	// that a creation whose answer is lost can be expected by name.
+	pod.Name = generateName(pod.GenerateName)
 	pod.Spec.NodeName = ""
 	if err := controllerutil.SetControllerReference(ers, pod, r.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning pod: %w", err)
 	}
 	return pod, nil
+}
+
+// generateName is the API server's generated name: base, cut to leave
+// room in 63 characters, and 5 random ones.
+func generateName(base string) string {
+	const maxLength, randomLength = 63, 5
+	if len(base) > maxLength-randomLength {
+		base = base[:maxLength-randomLength]
+	}
+	return base + utilrand.String(randomLength)
 }
 
 func (r *ReplicaSetReconciler) writeConcurrency() int {

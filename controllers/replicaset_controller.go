@@ -134,6 +134,10 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, actErr
 	}
 	requeue := soonest(plan.RequeueAfter, untilStalled)
+	if next := r.expectations.Next(owner); !next.IsZero() {
+		// A pod expected but never seen sends no event at its deadline.
+		requeue = soonest(requeue, max(next.Sub(now), time.Millisecond))
+	}
 	if obs.migrating > 0 {
 		requeue = soonest(requeue, migrationPoll)
 	}
