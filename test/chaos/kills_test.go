@@ -22,6 +22,7 @@ func TestControllerKills(t *testing.T) {
 	eds := s.agent(fmt.Sprint("v", version), prof.canary)
 	s.waitRolledOut(eds, fmt.Sprint("v", version))
 
+	var lastKill time.Time
 	for kill := 1; kill <= prof.kills; kill++ {
 		if waiting, err := s.rolledOut(s.ctx, eds, fmt.Sprint("v", version)); err == nil && waiting == "" {
 			version++
@@ -29,13 +30,13 @@ func TestControllerKills(t *testing.T) {
 		}
 		uptime := time.Duration(s.rng.Int64N(int64(prof.maxUptime)))
 		s.sleep(uptime)
+		lastKill = time.Now()
 		s.g.Expect(manager.Kill()).To(gomega.Succeed())
 		s.result.Kills++
 		t.Logf("kill %d of %d, %s after the manager took the lease, during the rollout of v%d", kill, prof.kills, uptime.Round(time.Millisecond), version)
 		s.g.Expect(manager.Start(s.ctx)).To(gomega.Succeed())
 		leader, _ = s.waitLeader(leader)
 	}
-	lastKill := time.Now()
 	s.waitRolledOut(eds, fmt.Sprint("v", version))
 	s.result.Converge = time.Since(lastKill)
 	s.verify()

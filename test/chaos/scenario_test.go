@@ -59,7 +59,6 @@ type scenario struct {
 	g      *gomega.WithT
 	ctx    context.Context
 	env    *environment
-	name   string
 	ns     string
 	rng    *rand.Rand
 	result *Result
@@ -83,7 +82,7 @@ func newScenario(t *testing.T, name string) *scenario {
 	_, _ = h.Write([]byte(name))
 	result := report.Add(name)
 	s := &scenario{
-		t: t, g: gomega.NewWithT(t), ctx: t.Context(), env: e, name: name, result: result,
+		t: t, g: gomega.NewWithT(t), ctx: t.Context(), env: e, result: result,
 		// Namespaces stay, with no namespace controller to finalize them:
 		// a scenario run again (-count) takes a new one.
 		ns:  fmt.Sprintf("chaos-%s-%d", name, result.Run),
@@ -179,6 +178,7 @@ func (s *scenario) waitLeader(previous string) (string, time.Time) {
 	return holder, time.Now()
 }
 
+// exits lists the times the scenario's managers exited by themselves.
 func (s *scenario) exits() []string {
 	var all []string
 	for _, m := range s.managers {
