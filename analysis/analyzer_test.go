@@ -85,16 +85,14 @@ func TestAnalyzerStepBoundsParallelQueries(t *testing.T) {
 		spec.Metrics = append(spec.Metrics, v1alpha1.AnalysisMetric{Name: name, Query: "q", ThresholdRange: maxRange(1)})
 	}
 	q := &slowQuerier{}
-	started := time.Now()
 	st, _ := Analyzer{Querier: q}.Step(context.Background(), spec, nil, testVars().Target, t0, t0)
 	if st.Phase != v1alpha1.AnalysisSuccessful {
 		t.Fatalf("%s: %s", st.Phase, st.Message)
 	}
+	// Queries in flight together prove the parallelism; how long the step
+	// took depends on how busy the machine is.
 	if most := q.most.Load(); most < 2 || most > maxParallelMeasurements {
 		t.Errorf("%d queries in flight at most, want between 2 and %d", most, maxParallelMeasurements)
-	}
-	if elapsed := time.Since(started); elapsed > 10*20*time.Millisecond {
-		t.Errorf("10 metrics took %s: not parallel", elapsed)
 	}
 }
 
