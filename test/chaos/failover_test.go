@@ -13,6 +13,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // maxTakeover is how long the manager may lead nobody after its leader
@@ -85,7 +86,7 @@ func (s *scenario) canaryPods(ctx context.Context, rs string) (map[string]types.
 	}
 	pods := map[string]types.UID{}
 	for i := range list.Items {
-		if pod := &list.Items[i]; pod.DeletionTimestamp == nil && runningAndReady(pod) {
+		if pod := &list.Items[i]; pod.DeletionTimestamp == nil && invariants.RunningAndReady(pod) {
 			pods[pod.Spec.NodeName] = pod.UID
 		}
 	}

@@ -155,11 +155,7 @@ func (m *Manager) restartOnExit(p *proc.Process) {
 // lease or finish a write, and waits until it is gone. The manager stays
 // down until Start.
 func (m *Manager) Kill() error {
-	m.mu.Lock()
-	m.down = true
-	p := m.current
-	m.current = nil
-	m.mu.Unlock()
+	p := m.takeDown()
 	if p == nil {
 		return nil
 	}
@@ -170,14 +166,21 @@ func (m *Manager) Kill() error {
 	return nil
 }
 
-// Stop stops the manager as Kubernetes stops a pod: SIGTERM, which
-// releases its lease, then SIGKILL after the grace period.
-func (m *Manager) Stop() error {
+// takeDown marks the manager down, so that nothing restarts it, and hands
+// over its running process, nil when none.
+func (m *Manager) takeDown() *proc.Process {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.down = true
 	p := m.current
 	m.current = nil
-	m.mu.Unlock()
+	return p
+}
+
+// Stop stops the manager as Kubernetes stops a pod: SIGTERM, which
+// releases its lease, then SIGKILL after the grace period.
+func (m *Manager) Stop() error {
+	p := m.takeDown()
 	if p == nil {
 		return nil
 	}

@@ -294,7 +294,7 @@ func (s *scenario) rolledOut(ctx context.Context, eds *v1alpha1.ExtendedDaemonSe
 		switch {
 		case pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] != active.Name:
 			return fmt.Sprintf("pod %s on %s is not of %s", pod.Name, node.Name, active.Name), nil
-		case pod.DeletionTimestamp != nil || !runningAndReady(pod):
+		case pod.DeletionTimestamp != nil || !invariants.RunningAndReady(pod):
 			return fmt.Sprintf("pod %s on %s is not Running and Ready", pod.Name, node.Name), nil
 		}
 	}
@@ -302,18 +302,6 @@ func (s *scenario) rolledOut(ctx context.Context, eds *v1alpha1.ExtendedDaemonSe
 		return fmt.Sprintf("pods on %q, not a node", node), nil
 	}
 	return "", nil
-}
-
-func runningAndReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // verify stops the monitor and checks what every scenario promises: no

@@ -16,6 +16,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // analyzedCanary is a canary under metric analysis, as first seen running.
@@ -123,7 +124,7 @@ func (s *scenario) expectFailedByAnalysis(c *analyzedCanary, written *v1alpha1.E
 				continue
 			}
 			g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage("v1")), "pod on %s", pod.Spec.NodeName)
-			g.Expect(runningAndReady(&pod)).To(gomega.BeTrue())
+			g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue())
 			live[pod.UID] = pod.Spec.NodeName
 		}
 		for uid, node := range c.stable {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // A healthy auto canary runs the new template on its nodes only, then is
@@ -85,7 +86,7 @@ func TestCrashLoopingCanaryFails(t *testing.T) {
 		canary, node = latest.Status.Canary.ReplicaSet, latest.Status.Canary.Nodes[0]
 		pod := s.livePodOn(g, eds, node)
 		g.Expect(pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]).To(gomega.Equal(canary))
-		g.Expect(runningAndReady(&pod)).To(gomega.BeTrue())
+		g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue())
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
 
 	// Crash as a kubelet would report it, until the controller reacts.
@@ -113,7 +114,7 @@ func TestCrashLoopingCanaryFails(t *testing.T) {
 		for _, pod := range s.pods(g, eds) {
 			if pod.DeletionTimestamp == nil {
 				g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage("v1")), "pod on %s", pod.Spec.NodeName)
-				g.Expect(runningAndReady(&pod)).To(gomega.BeTrue())
+				g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue())
 			}
 		}
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // migrationReaction is what the controller may take, beyond deleting an
@@ -55,7 +56,7 @@ func TestMigrationFromNativeDaemonSet(t *testing.T) {
 		legacyPods = s.daemonSetPods(g, legacy)
 		var placed []string
 		for _, pod := range legacyPods {
-			g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
+			g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
 			placed = append(placed, pod.Spec.NodeName)
 		}
 		g.Expect(placed).To(gomega.ConsistOf(nodes))

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // pods lists the pods of eds.
@@ -32,18 +33,6 @@ func (s *scenario) podOn(eds *v1alpha1.ExtendedDaemonSet, node string) corev1.Po
 	return on[0]
 }
 
-func runningAndReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning {
-		return false
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 func podNames(pods []corev1.Pod) []string {
 	names := make([]string, len(pods))
 	for i := range pods {
@@ -63,7 +52,7 @@ func (s *scenario) setPodStatus(eds *v1alpha1.ExtendedDaemonSet, ers string, nod
 		started = nil
 		for _, pod := range s.pods(g, eds) {
 			if pod.DeletionTimestamp == nil && pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == ers {
-				g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
+				g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
 				started = append(started, pod)
 			}
 		}

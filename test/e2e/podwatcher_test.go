@@ -20,6 +20,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // podWatcher follows a set of pods (those of one ExtendedDaemonSet, or all
@@ -245,7 +246,7 @@ func (w *podWatcher) measure(now time.Time) {
 }
 
 func stateOf(pod *corev1.Pod) podState {
-	state := podState{node: placement.TargetNode(pod), ready: runningAndReady(pod), terminating: pod.DeletionTimestamp != nil}
+	state := podState{node: placement.TargetNode(pod), ready: invariants.RunningAndReady(pod), terminating: pod.DeletionTimestamp != nil}
 	if ref := metav1.GetControllerOf(pod); ref != nil {
 		state.owner = ref.Kind
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // deadlineNodes is the size of the progress deadline test's node group:
@@ -118,7 +119,7 @@ func (s *scenario) failImagePulls(eds *v1alpha1.ExtendedDaemonSet, image string)
 // kwok has started it. A write that conflicts is dropped: the newer
 // version it lost to comes as an event of its own.
 func (s *scenario) failImagePull(pod *corev1.Pod, image string) {
-	if pod.DeletionTimestamp != nil || pod.Spec.Containers[0].Image != image || !runningAndReady(pod) {
+	if pod.DeletionTimestamp != nil || pod.Spec.Containers[0].Image != image || !invariants.RunningAndReady(pod) {
 		return
 	}
 	restarted(1, "ErrImagePull")(&pod.Status)

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // A controller restarted in the middle of a canary resumes it as it was:
@@ -36,7 +37,7 @@ func TestRestartMidCanaryKeepsTheCanary(t *testing.T) {
 		before = *latest.Status.Canary
 		for _, pod := range s.pods(g, eds) {
 			if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == before.ReplicaSet {
-				g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), pod.Name)
+				g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue(), pod.Name)
 				canaryPods[pod.Spec.NodeName] = pod.UID
 			}
 		}

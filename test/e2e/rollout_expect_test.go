@@ -15,6 +15,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // counters are the status counters of an ExtendedDaemonSet or replica set.
@@ -89,7 +90,7 @@ func (s *scenario) expectRolledOut(eds *v1alpha1.ExtendedDaemonSet, version stri
 			placed = append(placed, pod.Spec.NodeName)
 			g.Expect(pod.Labels).To(gomega.HaveKeyWithValue(v1alpha1.ExtendedDaemonSetReplicaSetNameLabel, active.Name), pod.Name)
 			g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage(version)), pod.Name)
-			g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
+			g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, pod.Spec.NodeName)
 		}
 		g.Expect(keptUIDs).To(gomega.BeEmpty(), "kept pods gone")
 		g.Expect(placed).To(gomega.ConsistOf(nodes), "nodes with a pod")
@@ -114,7 +115,7 @@ func (s *scenario) expectVersions(eds *v1alpha1.ExtendedDaemonSet, nodes []strin
 			}
 			placed = append(placed, node)
 			g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage(want)), "pod %s on %s", pod.Name, node)
-			g.Expect(runningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, node)
+			g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue(), "pod %s on %s is not Running and Ready", pod.Name, node)
 		}
 		g.Expect(placed).To(gomega.ConsistOf(nodes), "nodes with a live pod")
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())

@@ -246,7 +246,7 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 	prev, known := c.pods[pod.UID]
 	info := podInfo{
 		name: pod.Name, eds: eds, replicaSet: pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel],
-		node: placement.TargetNode(pod), ready: podReady(pod), terminating: pod.DeletionTimestamp != nil, firstSeen: now,
+		node: placement.TargetNode(pod), ready: RunningAndReady(pod), terminating: pod.DeletionTimestamp != nil, firstSeen: now,
 	}
 	if known {
 		info.firstSeen = prev.firstSeen
@@ -579,7 +579,9 @@ func (c *Checker) noteStatus(before, eds *v1alpha1.ExtendedDaemonSet, now time.T
 	}
 }
 
-func podReady(pod *corev1.Pod) bool {
+// RunningAndReady is what the rules count as an available agent: a running
+// pod whose Ready condition is True.
+func RunningAndReady(pod *corev1.Pod) bool {
 	if pod.Status.Phase != corev1.PodRunning {
 		return false
 	}
