@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -201,7 +202,9 @@ func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds
 	if ers := byHash(live, hash); ers != nil {
 		return ers, nil
 	}
-	ers := newReplicaSet(eds, hash)
+	// Numbered after every replica set the cache or the API server knows:
+	// the cache may not hold one created a moment ago.
+	ers := newReplicaSet(eds, hash, append(slices.Clone(cached), live...))
 	if err := controllerutil.SetControllerReference(eds, ers, r.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning replica set: %w", err)
 	}

@@ -1,9 +1,9 @@
 package controllers
 
 import (
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/onsi/gomega"
@@ -216,7 +216,6 @@ func TestHistoryLimitZeroDeletesReplicaSetsOnceTheirPodsAreGone(t *testing.T) {
 	pod := s.waitForPods(first, node.Name)[node.Name]
 	s.runPod(&pod)
 
-	s.waitForNewSecond(first)
 	s.setImage(eds, imageV2)
 	second := s.activeReplicaSet(eds.Name, first)
 	// The old pod terminates: its replica set still owns it and stays.
@@ -235,7 +234,6 @@ func TestHistoryLimitZeroDeletesReplicaSetsOnceTheirPodsAreGone(t *testing.T) {
 	// Going back to the first template needs a new replica set: the old one
 	// is gone.
 	pod = s.waitForPods(second, node.Name)[node.Name]
-	s.waitForNewSecond(second)
 	s.setImage(eds, imageV1)
 	third := s.activeReplicaSet(eds.Name, second)
 	s.g.Expect(third).NotTo(gomega.Equal(first))
@@ -261,7 +259,6 @@ func TestHistoryLimitOneKeepsTheLastReplicaSetForRevert(t *testing.T) {
 	first := s.activeReplicaSet(eds.Name)
 	s.waitForPods(first, node.Name)
 
-	s.waitForNewSecond(first)
 	s.setImage(eds, imageV2)
 	second := s.activeReplicaSet(eds.Name, first)
 	s.waitForPods(second, node.Name)
@@ -270,13 +267,15 @@ func TestHistoryLimitOneKeepsTheLastReplicaSetForRevert(t *testing.T) {
 		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(first, second))
 	}).Should(gomega.Succeed(), "the one replica set of history was deleted")
 
-	s.waitForNewSecond(second)
 	s.setImage(eds, imageV3)
 	third := s.activeReplicaSet(eds.Name, first, second)
 	s.waitForPods(third, node.Name)
 	s.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(second, third))
 	}).Should(gomega.Succeed())
+	for want, name := range []string{second, third} {
+		s.g.Expect(s.getERS(s.g, name).Annotations).To(gomega.HaveKeyWithValue(v1alpha1.RevisionAnnotation, strconv.Itoa(want+2)), name)
+	}
 
 	// Back to the second template: its replica set is reused.
 	s.setImage(eds, imageV2)
@@ -364,15 +363,6 @@ func kstatus(g gomega.Gomega, obj client.Object) status.Status {
 	res, err := status.Compute(&unstructured.Unstructured{Object: content})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	return res.Status
-}
-
-// waitForNewSecond waits until a replica set created now would have a
-// later creation timestamp than ers: timestamps have a resolution of one
-// second, and history is pruned oldest first (ties broken by name).
-func (s *scenario) waitForNewSecond(ers string) {
-	s.t.Helper()
-	created := s.getERS(s.g, ers).CreationTimestamp.Time
-	s.g.Eventually(func() bool { return time.Since(created) > time.Second }).Should(gomega.BeTrue())
 }
 
 func terminatingPods(pods []corev1.Pod) []corev1.Pod {

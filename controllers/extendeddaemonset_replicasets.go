@@ -1,10 +1,12 @@
 package controllers
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +27,9 @@ func templateHash(template *corev1.PodTemplateSpec) (string, error) {
 	return rand.SafeEncodeString(fmt.Sprint(h.Sum64()))[:10], nil
 }
 
-// newReplicaSet is the replica set of eds's current template.
-func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, hash string) *v1alpha1.ExtendedDaemonSetReplicaSet {
+// newReplicaSet is the replica set of eds's current template, numbered
+// after every replica set in existing.
+func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, hash string, existing []*v1alpha1.ExtendedDaemonSetReplicaSet) *v1alpha1.ExtendedDaemonSetReplicaSet {
 	selector := eds.Spec.Selector.DeepCopy()
 	if selector == nil {
 		selector = &v1alpha1.LabelSelector{MatchLabels: eds.Spec.Template.Labels}
@@ -39,7 +42,10 @@ func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, hash string) *v1alpha1.Exten
 				v1alpha1.ExtendedDaemonSetNameLabel: eds.Name,
 				v1alpha1.TemplateHashLabel:          hash,
 			},
-			Annotations: map[string]string{v1alpha1.TemplateHashAnnotation: hash},
+			Annotations: map[string]string{
+				v1alpha1.TemplateHashAnnotation: hash,
+				v1alpha1.RevisionAnnotation:     strconv.FormatInt(nextRevision(existing), 10),
+			},
 		},
 		Spec: v1alpha1.ExtendedDaemonSetReplicaSetSpec{
 			Selector:           selector,
@@ -81,7 +87,30 @@ func byName(sets []*v1alpha1.ExtendedDaemonSetReplicaSet, name string) *v1alpha1
 	return nil
 }
 
+// revisionOf is the revision a replica set was created with; 0 when it has
+// none, as those made before revisions were numbered.
+func revisionOf(ers *v1alpha1.ExtendedDaemonSetReplicaSet) int64 {
+	revision, err := strconv.ParseInt(ers.Annotations[v1alpha1.RevisionAnnotation], 10, 64)
+	if err != nil || revision < 0 {
+		return 0
+	}
+	return revision
+}
+
+func nextRevision(existing []*v1alpha1.ExtendedDaemonSetReplicaSet) int64 {
+	var highest int64
+	for _, s := range existing {
+		highest = max(highest, revisionOf(s))
+	}
+	return highest + 1
+}
+
+// olderFirst orders replica sets by revision, then, for those without one,
+// by creation timestamp, whose resolution is one second, then by name.
 func olderFirst(a, b *v1alpha1.ExtendedDaemonSetReplicaSet) int {
+	if c := cmp.Compare(revisionOf(a), revisionOf(b)); c != 0 {
+		return c
+	}
 	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
 		return c
 	}

@@ -81,11 +81,11 @@ func TestNewReplicaSetCopiesTheTemplate(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "ns"},
 		Spec:       v1alpha1.ExtendedDaemonSetSpec{Template: *hashTemplate()},
 	}
-	ers := newReplicaSet(eds, "h")
+	ers := newReplicaSet(eds, "h", nil)
 	g.Expect(ers.GenerateName).To(gomega.Equal("agent-"))
 	g.Expect(ers.Namespace).To(gomega.Equal("ns"))
 	g.Expect(ers.Labels).To(gomega.Equal(map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "agent", v1alpha1.TemplateHashLabel: "h"}))
-	g.Expect(ers.Annotations).To(gomega.Equal(map[string]string{v1alpha1.TemplateHashAnnotation: "h"}))
+	g.Expect(ers.Annotations).To(gomega.Equal(map[string]string{v1alpha1.TemplateHashAnnotation: "h", v1alpha1.RevisionAnnotation: "1"}))
 	g.Expect(ers.Spec.TemplateGeneration).To(gomega.Equal("h"))
 	g.Expect(ers.Spec.Template).To(gomega.Equal(eds.Spec.Template))
 	g.Expect(ers.Spec.Selector).To(gomega.Equal(&v1alpha1.LabelSelector{MatchLabels: eds.Spec.Template.Labels}))
@@ -97,7 +97,7 @@ func TestNewReplicaSetCopiesTheTemplate(t *testing.T) {
 	g.Expect(eds.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("registry.k8s.io/pause:3.10"))
 
 	eds.Spec.Selector = &v1alpha1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}
-	ers = newReplicaSet(eds, "h")
+	ers = newReplicaSet(eds, "h", nil)
 	g.Expect(ers.Spec.Selector).To(gomega.Equal(eds.Spec.Selector))
 	g.Expect(ers.Spec.Selector).NotTo(gomega.BeIdenticalTo(eds.Spec.Selector))
 }
@@ -112,6 +112,54 @@ func history(names ...string) []*v1alpha1.ExtendedDaemonSetReplicaSet {
 		}}
 	}
 	return out
+}
+
+// sameSecondHistory builds replica sets created within one second, in the
+// given order, numbered as the controller numbers them.
+func sameSecondHistory(names ...string) []*v1alpha1.ExtendedDaemonSetReplicaSet {
+	var out []*v1alpha1.ExtendedDaemonSetReplicaSet
+	for _, n := range names {
+		ers := newReplicaSet(&v1alpha1.ExtendedDaemonSet{}, "hash-"+n, out)
+		ers.Name, ers.CreationTimestamp = n, metav1.NewTime(t0)
+		out = append(out, ers)
+	}
+	return out
+}
+
+// Replica sets made within one second (a quick rollout, then a change) have
+// equal creation timestamps: their revisions say which is older, whatever
+// their generated names.
+func TestHistoryOrderOfReplicaSetsCreatedWithinOneSecond(t *testing.T) {
+	g := gomega.NewWithT(t)
+	sets := sameSecondHistory("agent-z", "agent-m", "agent-a")
+	g.Expect(revisionOf(sets[0])).To(gomega.BeEquivalentTo(1))
+	g.Expect(revisionOf(sets[2])).To(gomega.BeEquivalentTo(3))
+	inUse := map[string]bool{"agent-a": true}
+	g.Expect(setNames(historyToDelete(sets, inUse, nil, 1))).To(gomega.Equal([]string{"agent-z"}))
+	g.Expect(setNames(historyToDelete(sets, inUse, map[string]int{"agent-z": 1}, 1))).To(gomega.BeEmpty(),
+		"the older one owns pods; the younger one is within the limit")
+	g.Expect(byHash(append(sets, sameSecondHistory("agent-b")...), "hash-agent-z").Name).To(gomega.Equal("agent-z"))
+}
+
+func TestRevisions(t *testing.T) {
+	g := gomega.NewWithT(t)
+	numbered := func(revision string) *v1alpha1.ExtendedDaemonSetReplicaSet {
+		return &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{
+			Annotations: map[string]string{v1alpha1.RevisionAnnotation: revision},
+		}}
+	}
+	g.Expect(nextRevision(nil)).To(gomega.BeEquivalentTo(1))
+	// Pruned replica sets leave gaps; the next one is still the youngest.
+	g.Expect(nextRevision([]*v1alpha1.ExtendedDaemonSetReplicaSet{numbered("7"), numbered("3")})).To(gomega.BeEquivalentTo(8))
+	// Replica sets made before revisions, or whose annotation a person
+	// mangled, count as revision 0: older than any numbered one.
+	for _, bad := range []string{"", "x", "-4", "99999999999999999999"} {
+		g.Expect(revisionOf(numbered(bad))).To(gomega.BeZero(), bad)
+	}
+	unnumbered := history("old")[0]
+	unnumbered.CreationTimestamp = metav1.NewTime(t0.Add(time.Hour))
+	g.Expect(olderFirst(unnumbered, numbered("1"))).To(gomega.Equal(-1))
+	g.Expect(nextRevision([]*v1alpha1.ExtendedDaemonSetReplicaSet{unnumbered})).To(gomega.BeEquivalentTo(1))
 }
 
 func setNames(sets []*v1alpha1.ExtendedDaemonSetReplicaSet) []string {

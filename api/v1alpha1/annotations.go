@@ -39,6 +39,11 @@ const (
 	OldDaemonSetAnnotation = "extendeddaemonset.io/old-daemonset"
 	// TemplateHashAnnotation holds the hash of the pod template of a replica set.
 	TemplateHashAnnotation = "extendeddaemonset.io/template-hash"
+	// RevisionAnnotation numbers the replica sets of an ExtendedDaemonSet in
+	// the order they were created: 1 for the first, one more than the highest
+	// for each new one. History is pruned oldest first by it; creation
+	// timestamps cannot order replica sets made within the same second.
+	RevisionAnnotation = "extendeddaemonset.io/revision"
 )
 
 // NodeResourcesAnnotationPrefix starts the node annotation that overrides a

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/onsi/gomega"
@@ -43,6 +44,11 @@ func TestReplicaSetHistory(t *testing.T) {
 	s.g.Expect(replicaSetNames(s.replicaSets(s.g, eds))).To(gomega.And(gomega.HaveLen(3), gomega.ContainElements(v1.Name, v2.Name)))
 	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { e.Spec.Strategy.RollingUpdate.Paused = false })
 	eds, v3 := s.expectRolledOut(eds, "v3", nodes)
+	// Numbered in creation order: history is pruned by it, since v1 and v2
+	// can be created within one second and creation timestamps tie.
+	for want, ers := range []*v1alpha1.ExtendedDaemonSetReplicaSet{v1, v2, v3} {
+		s.g.Expect(ers.Annotations).To(gomega.HaveKeyWithValue(v1alpha1.RevisionAnnotation, strconv.Itoa(want+1)), ers.Name)
+	}
 	s.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(replicaSetNames(s.replicaSets(g, eds))).To(gomega.ConsistOf(v2.Name, v3.Name))
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
