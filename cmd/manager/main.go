@@ -103,7 +103,7 @@ func run(args []string) error {
 	logger.SetLogger(logger.NewLogger(opts.logger))
 	log := ctrl.Log.WithName("setup")
 
-	mgr, err := ctrl.NewManager(client.GetConfigOrDie(opts.client), opts.managerOptions())
+	mgr, err := ctrl.NewManager(controllers.ClientConfig(client.GetConfigOrDie(opts.client)), opts.managerOptions())
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
