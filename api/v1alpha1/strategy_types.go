@@ -31,11 +31,27 @@ const (
 	RollingUpdateInPlaceIfPossible RollingUpdateType = "InPlaceIfPossible"
 )
 
+const (
+	// InPlaceUpdatedFromAnnotation, on a pod, names the replica set the pod
+	// belonged to before its images were updated in place.
+	InPlaceUpdatedFromAnnotation = "extendeddaemonset.io/in-place-updated-from"
+	// InPlaceUpdateReadyCondition is the pod readiness gate of
+	// inPlaceReadinessGate: False while the pod's images are being replaced.
+	InPlaceUpdateReadyCondition = "extendeddaemonset.io/in-place-update-ready"
+)
+
 // RollingUpdateStrategy bounds how fast pods are replaced.
 // +kubebuilder:validation:XValidation:rule="!(has(self.maxUnavailable) && has(self.maxSurge) && string(self.maxUnavailable) in ['0', '0%'] && string(self.maxSurge) in ['0', '0%'])",message="maxUnavailable and maxSurge cannot both be zero: the rolling update could never make progress",fieldPath=".maxUnavailable"
 type RollingUpdateStrategy struct {
 	// Type is how a pod is replaced: Standard (delete, then create) or
-	// InPlaceIfPossible (patch images in place when only images changed).
+	// InPlaceIfPossible. InPlaceIfPossible patches the images of a running
+	// pod, and moves it to the new replica set, when the new template differs
+	// from the pod's only in container and init container images; any other
+	// change replaces the pod as Standard does. A pod updated in place counts
+	// as unavailable, under maxUnavailable, from the patch until its
+	// containers report the new images and it has been ready for
+	// minReadySeconds. maxSurge does not apply to it: a surge needs a second
+	// pod. With maxUnavailable 0, pods are surged instead.
 	// +kubebuilder:default=Standard
 	// +optional
 	Type RollingUpdateType `json:"type,omitempty"`
@@ -52,6 +68,8 @@ type RollingUpdateStrategy struct {
 	// MaxSurge is the largest number (or percentage of desired pods, rounded
 	// up) of nodes that may run an old and a new pod at once. The new pod is
 	// created first and the old one is deleted once the new one is available.
+	// Pods updated in place (type InPlaceIfPossible) are not surged: they
+	// spend maxUnavailable, unless it is 0.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
@@ -91,6 +109,15 @@ type RollingUpdateStrategy struct {
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",message="maxPodSchedulerFailure must be an integer >= 0 or a percentage between 0% and 100%"
 	// +optional
 	MaxPodSchedulerFailure *intstr.IntOrString `json:"maxPodSchedulerFailure,omitempty"`
+
+	// InPlaceReadinessGate, with type InPlaceIfPossible, creates pods with
+	// the readiness gate extendeddaemonset.io/in-place-update-ready. The
+	// controller turns it False before it patches a pod's images, so that the
+	// pod leaves Service endpoints before its containers restart, and True
+	// once the new containers are ready. A gate can only be set when a pod is
+	// created: pods created without it are updated without this step.
+	// +optional
+	InPlaceReadinessGate bool `json:"inPlaceReadinessGate,omitempty"`
 
 	// Paused stops replacing pods; pods on new nodes are still created. The
 	// annotation extendeddaemonset.io/rolling-update-paused does the same.
