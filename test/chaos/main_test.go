@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/simcluster"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
 )
 
@@ -168,10 +168,8 @@ func startEnvironment(ctx context.Context) (*environment, error) {
 		return nil, err
 	}
 	e := &environment{dir: dir, binary: filepath.Join(dir, "manager"), kubeconfig: filepath.Join(dir, "manager.kubeconfig")}
-	build := exec.CommandContext(ctx, "go", "build", "-o", e.binary, "./cmd/manager")
-	build.Dir = testenv.RepoRoot()
-	if out, err := build.CombinedOutput(); err != nil {
-		return e, fmt.Errorf("building the manager: %w\n%s", err, out)
+	if err := managerproc.Build(ctx, e.binary); err != nil {
+		return e, err
 	}
 	e.cluster, err = simcluster.Start(ctx, simcluster.Options{
 		Nodes:   prof.nodes,

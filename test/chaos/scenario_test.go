@@ -28,6 +28,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
 	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
@@ -64,7 +65,7 @@ type scenario struct {
 	result *Result
 
 	monitor  *invariants.Monitor
-	managers []*Manager
+	managers []*managerproc.Manager
 	proxies  []*FaultProxy
 }
 
@@ -125,11 +126,12 @@ func (s *scenario) tearDown() {
 }
 
 // startManager starts a manager named name with kubeconfig and args.
-func (s *scenario) startManager(name, kubeconfig string, args ...string) *Manager {
+func (s *scenario) startManager(name, kubeconfig string, args ...string) *managerproc.Manager {
 	s.t.Helper()
-	m, err := StartManager(s.ctx, ManagerOptions{
+	m, err := managerproc.Start(s.ctx, managerproc.Options{
 		Name: name, Binary: s.env.binary, Kubeconfig: kubeconfig,
-		LogPath: filepath.Join(s.env.dir, s.ns+"-"+name+".log"), Args: args,
+		LogPath:                 filepath.Join(s.env.dir, s.ns+"-"+name+".log"),
+		LeaderElectionNamespace: rbacinstall.Namespace, Args: args,
 	})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	s.managers = append(s.managers, m)

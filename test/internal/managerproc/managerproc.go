@@ -1,4 +1,8 @@
-package chaos
+// Package managerproc runs cmd/manager as a subprocess, as its Deployment's
+// pod runs it: its own process, its own kubeconfig, restarted when it exits
+// by itself. The chaos suite kills it; the benchmarks measure it from
+// outside, by its pid and its metrics endpoint.
+package managerproc
 
 import (
 	"bufio"
@@ -14,9 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/proc"
-	"github.com/extendeddaemonset/extendeddaemonset/test/internal/rbacinstall"
 )
 
 const (
@@ -28,8 +32,8 @@ const (
 	stopGrace = 10 * time.Second
 )
 
-// ManagerOptions configures a manager subprocess.
-type ManagerOptions struct {
+// Options configures a manager subprocess.
+type Options struct {
 	// Name tells managers apart in logs and errors.
 	Name string
 	// Binary is the manager built from cmd/manager.
@@ -40,8 +44,11 @@ type ManagerOptions struct {
 	// LogPath receives the output of every process the manager runs, each
 	// start marked by a line of its own.
 	LogPath string
-	// Args are added to the flags every process gets: its own free ports,
-	// and leader election with the lease in the manager's namespace.
+	// LeaderElectionNamespace, when set, turns leader election on with the
+	// lease in that namespace; empty runs the manager without it.
+	LeaderElectionNamespace string
+	// Args are added to the flags every process gets: its own free ports
+	// for metrics and probes, and the leader election above.
 	Args []string
 }
 
@@ -49,19 +56,31 @@ type ManagerOptions struct {
 // itself, as its Deployment's pod would be. Kill is the only way it goes
 // down without coming back by itself.
 type Manager struct {
-	opts ManagerOptions
+	opts Options
 
 	mu      sync.Mutex
 	current *proc.Process
-	starts  int
-	exits   []string
+	// metricsAddr is where current serves its metrics.
+	metricsAddr string
+	starts      int
+	exits       []string
 	// down is set while the manager is killed or stopped on purpose.
 	down bool
 }
 
-// StartManager starts a manager and returns once its probe endpoint
-// answers, which says the process runs, not that it leads.
-func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
+// Build builds cmd/manager into binary.
+func Build(ctx context.Context, binary string) error {
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/manager")
+	build.Dir = testenv.RepoRoot()
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building the manager: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// Start starts a manager and returns once its probe endpoint answers,
+// which says the process runs, not that it leads.
+func Start(ctx context.Context, opts Options) (*Manager, error) {
 	m := &Manager{opts: opts}
 	if err := m.Start(ctx); err != nil {
 		return nil, errors.Join(err, m.Stop())
@@ -109,12 +128,15 @@ func (m *Manager) startLocked() (*proc.Process, string, error) {
 	}
 	m.starts++
 	fmt.Fprintf(log, "==== %s start %d at %s ====\n", m.opts.Name, m.starts, time.Now().Format(time.RFC3339Nano))
-	cmd := exec.Command(m.opts.Binary, append([]string{
-		"--metrics-bind-address=127.0.0.1:" + ports[0],
+	metricsAddr := "127.0.0.1:" + ports[0]
+	args := []string{
+		"--metrics-bind-address=" + metricsAddr,
 		"--health-probe-bind-address=127.0.0.1:" + ports[1],
-		"--enable-leader-election",
-		"--leader-election-namespace=" + rbacinstall.Namespace,
-	}, m.opts.Args...)...)
+	}
+	if ns := m.opts.LeaderElectionNamespace; ns != "" {
+		args = append(args, "--enable-leader-election", "--leader-election-namespace="+ns)
+	}
+	cmd := exec.Command(m.opts.Binary, append(args, m.opts.Args...)...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+m.opts.Kubeconfig)
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := proc.Start(cmd)
@@ -123,7 +145,7 @@ func (m *Manager) startLocked() (*proc.Process, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	m.current = p
+	m.current, m.metricsAddr = p, metricsAddr
 	go m.restartOnExit(p)
 	return p, "http://127.0.0.1:" + ports[1] + "/readyz", nil
 }
@@ -192,6 +214,25 @@ func (m *Manager) Exits() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return slices.Clone(m.exits)
+}
+
+// PID is the running process's ID, 0 while the manager is down.
+func (m *Manager) PID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.current == nil {
+		return 0
+	}
+	return m.current.PID()
+}
+
+// MetricsAddress is host:port of the running process's metrics endpoint,
+// served over HTTPS unless the manager got --metrics-secure=false. A
+// restarted process serves on another port.
+func (m *Manager) MetricsAddress() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.metricsAddr
 }
 
 // LogPath is where the manager's processes log.
