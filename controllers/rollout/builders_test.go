@@ -111,13 +111,14 @@ func surgeEnded(pod, node string) Deletion {
 }
 
 // planCase is one row of a table: the expected plan for an input. Create is
-// compared in order (most urgent first), Delete and FailedNodes as sets.
-// Counts is compared whole when set.
+// compared in order (most urgent first), Delete, UpdateInPlace and
+// FailedNodes as sets. Counts is compared whole when set.
 type planCase struct {
 	name    string
 	in      Input
 	create  []string
 	delete  []Deletion
+	update  []InPlaceUpdate
 	failed  []string
 	requeue time.Duration
 	counts  *Counts
@@ -138,6 +139,11 @@ func runPlanCases(t *testing.T, cases []planCase) {
 				g.Expect(plan.Delete).To(gomega.BeEmpty(), "Delete")
 			} else {
 				g.Expect(plan.Delete).To(gomega.ConsistOf(tc.delete), "Delete")
+			}
+			if len(tc.update) == 0 {
+				g.Expect(plan.UpdateInPlace).To(gomega.BeEmpty(), "UpdateInPlace")
+			} else {
+				g.Expect(plan.UpdateInPlace).To(gomega.ConsistOf(tc.update), "UpdateInPlace")
 			}
 			if len(tc.failed) == 0 {
 				g.Expect(plan.FailedNodes).To(gomega.BeEmpty(), "FailedNodes")

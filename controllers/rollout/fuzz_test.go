@@ -187,8 +187,16 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 			desiredCount++
 		}
 	}
-	if params.Frozen && len(plan.Create)+len(plan.Delete)+len(plan.FailedNodes) > 0 {
-		fail("frozen, yet the plan creates %v, deletes %v, fails %v", plan.Create, plan.Delete, plan.FailedNodes)
+	if params.Frozen && len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace)+len(plan.FailedNodes) > 0 {
+		fail("frozen, yet the plan creates %v, deletes %v, updates %v, fails %v", plan.Create, plan.Delete, plan.UpdateInPlace, plan.FailedNodes)
+	}
+	for _, u := range plan.UpdateInPlace {
+		switch n, ok := nodes[u.Node]; {
+		case !ok:
+			fail("updates %s on %s, a node of the other replica set or none", u.Pod, u.Node)
+		case n.Unresponsive || !n.ShouldRun:
+			fail("updates %s in place on %s, which should not run a pod now (unresponsive %t)", u.Pod, w.describe(u.Node), n.Unresponsive)
+		}
 	}
 	if c := plan.Counts; c.Desired != desiredCount || c.IgnoredUnresponsive != ignored {
 		fail("counts %d desired and %d unresponsive nodes, want %d and %d", c.Desired, c.IgnoredUnresponsive, desiredCount, ignored)
@@ -241,11 +249,13 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 	elsewhere := budgetOf(f.sides[other(rs)])
 	was, is := budgetOf(w).plus(elsewhere), budgetOf(after).plus(elsewhere)
 	limit := params.MaxUnavailable + was.excused
+	// In-place updates spend maxUnavailable in surge mode too.
+	deleteMode := params.MaxSurge == 0 || len(plan.UpdateInPlace) > 0
 	switch {
-	case params.MaxSurge == 0 && is.unavailable > max(limit, was.unavailable):
-		fail("delete mode: %d nodes without an available pod after the plan, %d before, maxUnavailable %d + %d unschedulable excused",
-			is.unavailable, was.unavailable, params.MaxUnavailable, was.excused)
-	case params.MaxSurge > 0 && is.unavailable > was.unavailable:
+	case deleteMode && is.unavailable > max(limit, was.unavailable):
+		fail("delete mode: %d nodes without an available pod after the plan, %d before, maxUnavailable %d + %d unschedulable excused, %d in-place updates",
+			is.unavailable, was.unavailable, params.MaxUnavailable, was.excused, len(plan.UpdateInPlace))
+	case !deleteMode && is.unavailable > was.unavailable:
 		fail("surge mode: %d nodes without an available pod after the plan, %d before", is.unavailable, was.unavailable)
 	}
 	if is.surging > max(params.MaxSurge, was.surging) {

@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// Compute plans one step of the rollout. The plan never deletes an
-// available pod of a desired node when that would leave more than
-// MaxUnavailable desired nodes without one, never puts a second pod on a
-// node except to surge (at most MaxSurge nodes at once), and never creates
-// a pod on a node that still has a pod terminating. Both budgets are shared
+// Compute plans one step of the rollout. The plan never deletes, nor
+// updates in place, an available pod of a desired node when that would
+// leave more than MaxUnavailable desired nodes without one, never puts a
+// second pod on a node except to surge (at most MaxSurge nodes at once), and
+// never creates a pod on a node that still has a pod terminating. Both budgets are shared
 // with the other replica set of the ExtendedDaemonSet (Input.Elsewhere).
 func Compute(in Input) Plan {
 	p := planner{in: in}
@@ -23,7 +23,7 @@ func Compute(in Input) Plan {
 	p.plan.Counts.Excused = min(p.schedulerFailures, allowance)
 	p.plan.Counts.Unavailable = max(0, p.unavailable-p.plan.Counts.Excused)
 	if in.Params.Frozen {
-		p.plan.Create, p.plan.Delete, p.plan.FailedNodes = nil, nil, nil
+		p.plan.Create, p.plan.Delete, p.plan.UpdateInPlace, p.plan.FailedNodes = nil, nil, nil, nil
 		return p.plan
 	}
 	p.planCreations()
@@ -207,6 +207,9 @@ func (p *planner) count(pod Pod) {
 	if pod.Unschedulable {
 		c.Unschedulable++
 	}
+	if pod.Updating && !pod.Failed {
+		c.Updating++
+	}
 	if pod.Ready() {
 		c.Ready++
 		if p.available(&pod) {
@@ -297,23 +300,45 @@ func (p *planner) planCreations() {
 		return
 	}
 	// An unavailable old pod is replaced at no cost to availability: it is
-	// deleted and its node becomes empty. Its new pod comes in a later step,
-	// so that no node ever holds two pods outside a surge.
+	// updated in place, or deleted and its node becomes empty. Its new pod
+	// then comes in a later step, so that no node ever holds two pods
+	// outside a surge.
 	for _, pod := range p.oldUnavailable[:take(len(p.oldUnavailable))] {
-		p.remove(pod, DeleteReplaced)
+		p.replace(pod)
 	}
-	if p.in.Params.MaxSurge > 0 {
-		n := take(p.in.Params.MaxSurge - p.plan.Counts.Surging - p.in.Elsewhere.Surging)
-		n = min(n, len(p.surgeable))
-		for _, pod := range p.surgeable[:n] {
-			p.plan.Create = append(p.plan.Create, pod.Node)
+	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable - p.in.Elsewhere.Unavailable
+	if p.in.Params.MaxSurge == 0 {
+		for _, pod := range p.oldAvailable[:take(min(allowed, len(p.oldAvailable)))] {
+			p.replace(pod)
 		}
 		return
 	}
-	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable - p.in.Elsewhere.Unavailable
-	for _, pod := range p.oldAvailable[:min(take(allowed), len(p.oldAvailable))] {
-		p.remove(pod, DeleteReplaced)
+	// A surge needs a second pod, which an in-place update does without:
+	// those spend MaxUnavailable, and only when there is none are they
+	// surged with the others.
+	var inPlace []Pod
+	surgeable := p.surgeable
+	if p.in.Params.MaxUnavailable > 0 {
+		inPlace = slices.DeleteFunc(slices.Clone(p.oldAvailable), func(pod Pod) bool { return !pod.InPlace })
+		surgeable = slices.DeleteFunc(slices.Clone(p.surgeable), func(pod Pod) bool { return pod.InPlace })
 	}
+	for _, pod := range inPlace[:take(min(allowed, len(inPlace)))] {
+		p.replace(pod)
+	}
+	n = take(min(p.in.Params.MaxSurge-p.plan.Counts.Surging-p.in.Elsewhere.Surging, len(surgeable)))
+	for _, pod := range surgeable[:n] {
+		p.plan.Create = append(p.plan.Create, pod.Node)
+	}
+}
+
+// replace takes an old pod off its node for the rolling update: in place
+// when its template allows, else by deleting it.
+func (p *planner) replace(pod Pod) {
+	if pod.InPlace {
+		p.plan.UpdateInPlace = append(p.plan.UpdateInPlace, InPlaceUpdate{Pod: pod.Name, Node: pod.Node})
+		return
+	}
+	p.remove(pod, DeleteReplaced)
 }
 
 // creationBudget is how many pods may be created or replaced now: the

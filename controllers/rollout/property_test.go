@@ -223,8 +223,25 @@ func (w *world) genState(r *rand.Rand, p *Pod, quiet bool) {
 	}
 }
 
+// markInPlace flags, at random, old pods as updatable in place and new
+// pods as mid-update, as a rollout with InPlaceIfPossible sees them.
+func (w *world) markInPlace(r *rand.Rand) {
+	for node, pods := range w.pods {
+		for i := range pods {
+			switch p := &pods[i]; {
+			case !p.New:
+				p.InPlace = r.IntN(2) == 0
+			case !p.Failed && !p.Terminating:
+				p.Updating = r.IntN(5) == 0
+			}
+		}
+		w.pods[node] = pods
+	}
+}
+
 // apply returns the world after the plan: deleted pods gone, created pods
-// present as new and not ready. Terminating pods stay.
+// present as new and not ready, pods updated in place new and mid-update.
+// Terminating pods stay.
 func apply(w *world, plan Plan) (*world, error) {
 	after := w.clone()
 	for _, d := range plan.Delete {
@@ -234,6 +251,17 @@ func apply(w *world, plan Plan) (*world, error) {
 			return nil, fmt.Errorf("deletes %s on %s (%s): no such pod there, or deleted twice", d.Pod, d.Node, d.Reason)
 		}
 		after.pods[d.Node] = slices.Delete(pods, i, i+1)
+	}
+	for _, u := range plan.UpdateInPlace {
+		pods := after.pods[u.Node]
+		i := slices.IndexFunc(pods, func(p Pod) bool { return p.Name == u.Pod })
+		if i < 0 {
+			return nil, fmt.Errorf("updates %s on %s in place: no such pod there, or deleted in the same plan", u.Pod, u.Node)
+		}
+		if p := pods[i]; p.New || !p.InPlace || p.Terminating || p.Failed {
+			return nil, fmt.Errorf("updates %s on %s in place, which is not an old pod updatable in place: %+v", u.Pod, u.Node, p)
+		}
+		pods[i].New, pods[i].InPlace, pods[i].Updating = true, false, true
 	}
 	for _, node := range plan.Create {
 		after.created++
@@ -373,7 +401,10 @@ func (w *world) describe(node string) string {
 				b.WriteString(" available")
 			}
 		}
-		for flag, on := range map[string]bool{"failed": p.Failed, "terminating": p.Terminating, "unschedulable": p.Unschedulable} {
+		for flag, on := range map[string]bool{
+			"failed": p.Failed, "terminating": p.Terminating, "unschedulable": p.Unschedulable,
+			"in-place": p.InPlace, "updating": p.Updating,
+		} {
 			if on {
 				b.WriteString(" " + flag)
 			}
@@ -398,8 +429,16 @@ func checkPlan(before *world, plan Plan, after *world) []string {
 		}
 	}
 
-	if params.Frozen && len(plan.Create)+len(plan.Delete)+len(plan.FailedNodes) > 0 {
-		fail("frozen, yet the plan creates %v, deletes %v, fails %v", plan.Create, plan.Delete, plan.FailedNodes)
+	if params.Frozen && len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace)+len(plan.FailedNodes) > 0 {
+		fail("frozen, yet the plan creates %v, deletes %v, updates %v, fails %v", plan.Create, plan.Delete, plan.UpdateInPlace, plan.FailedNodes)
+	}
+	if params.Paused && len(plan.UpdateInPlace) > 0 {
+		fail("paused, yet the plan updates %v in place", plan.UpdateInPlace)
+	}
+	for _, u := range plan.UpdateInPlace {
+		if n := nodes[u.Node]; !n.ShouldRun {
+			fail("updates %s in place on %s, which should not run a pod", u.Pod, before.describe(u.Node))
+		}
 	}
 	if plan.Counts.Desired != desiredCount {
 		fail("Counts.Desired is %d, %d nodes should run a pod", plan.Counts.Desired, desiredCount)
@@ -440,7 +479,8 @@ func checkPlan(before *world, plan Plan, after *world) []string {
 	// Availability.
 	uBefore, uAfter := before.unavailable(), after.unavailable()
 	limit := params.MaxUnavailable + before.schedulerAllowance()
-	if params.MaxSurge == 0 {
+	// In-place updates spend maxUnavailable in surge mode too.
+	if params.MaxSurge == 0 || len(plan.UpdateInPlace) > 0 {
 		if uAfter > max(limit, uBefore) {
 			fail("delete mode: %d desired nodes without an available pod after the plan, more than max(maxUnavailable %d + scheduler allowance %d, %d before)",
 				uAfter, params.MaxUnavailable, limit-params.MaxUnavailable, uBefore)
@@ -448,8 +488,17 @@ func checkPlan(before *world, plan Plan, after *world) []string {
 	} else if uAfter > uBefore {
 		fail("surge mode: %d desired nodes without an available pod after the plan, %d before", uAfter, uBefore)
 	}
+	updatedOn := map[string]bool{}
+	for _, u := range plan.UpdateInPlace {
+		updatedOn[u.Node] = true
+	}
 	if params.MaxSurge > 0 || uBefore >= limit {
 		for _, d := range plan.Delete {
+			if updatedOn[d.Node] && uBefore < limit {
+				// A duplicate goes beside the pod updated in place, which
+				// spends maxUnavailable in surge mode too.
+				continue
+			}
 			p, ok := before.findPod(d.Node, d.Pod)
 			if ok && nodes[d.Node].ShouldRun && before.available(&p) && !after.hasAvailable(d.Node) {
 				fail("deletes %s (%s), the last available pod of %s, with %d of maxUnavailable %d (+%d) nodes unavailable, maxSurge %d",
@@ -483,7 +532,7 @@ func checkPlan(before *world, plan Plan, after *world) []string {
 	}
 
 	// Progress.
-	if before.mustProgress() && len(plan.Create)+len(plan.Delete) == 0 {
+	if before.mustProgress() && len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace) == 0 {
 		fail("no progress: nothing in flight, nodes to update, budget left (U=%d maxUnavailable=%d maxSurge=%d), yet an empty plan",
 			uBefore, params.MaxUnavailable, params.MaxSurge)
 	}
@@ -538,6 +587,10 @@ func report(t *testing.T, seed uint64, c int, w *world, errs []string) {
 		c, len(w.nodes), w.params, strings.Join(errs, "\n  "), seedEnv, seed, caseEnv, c)
 }
 
+// inPlaceOffset sets the streams that flag pods for in-place updates apart
+// from the others.
+const inPlaceOffset = 1 << 30
+
 // TestPropertyPlanInvariants plans on random clusters, a few large, many
 // small, and checks every invariant of a single plan.
 func TestPropertyPlanInvariants(t *testing.T) {
@@ -564,6 +617,13 @@ func TestPropertyPlanInvariants(t *testing.T) {
 		if len(errs) > 0 {
 			report(t, seed, c, w, errs)
 		}
+		// The same cluster rolling out with InPlaceIfPossible, drawn from a
+		// stream of its own so that the cases above replay as before.
+		inPlace := w.clone()
+		inPlace.markInPlace(caseRand(seed, c+inPlaceOffset))
+		if _, _, errs := step(inPlace); len(errs) > 0 {
+			report(t, seed, c, inPlace, append(errs, "with pods updatable in place"))
+		}
 		ran++
 		nodesSeen += n
 		if w.mustProgress() {
@@ -588,6 +648,8 @@ func (w *world) settle(plan Plan, r *rand.Rand) {
 		for i := range pods {
 			switch p := &pods[i]; {
 			case p.Failed || p.Terminating:
+			case p.Updating && !chance(25):
+				p.Updating, p.ReadySince = false, w.now
 			case chance(3):
 				p.Failed = true
 			case chance(25):
@@ -628,6 +690,9 @@ func TestPropertyRolloutConverges(t *testing.T) {
 		r := caseRand(seed, c)
 		w := genWorld(r, 1+r.IntN(150), false)
 		w.params.Paused, w.params.Frozen = false, false
+		if c%2 == 1 {
+			w.markInPlace(caseRand(seed, c+inPlaceOffset))
+		}
 		desiredCount := 0
 		for _, n := range w.nodes {
 			if n.ShouldRun {
@@ -641,7 +706,7 @@ func TestPropertyRolloutConverges(t *testing.T) {
 			if len(errs) > 0 {
 				report(t, seed, c, w, append(errs, fmt.Sprintf("at step %d", i)))
 			}
-			if len(plan.Create)+len(plan.Delete)+len(plan.FailedNodes) == 0 && w.rolledOut() {
+			if len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace)+len(plan.FailedNodes) == 0 && w.rolledOut() {
 				ran++
 				steps += i
 				break

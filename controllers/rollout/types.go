@@ -1,6 +1,7 @@
 // Package rollout decides, as a pure function of observed state, which pods
-// a replica set creates and deletes: one pod per eligible node, old pods
-// replaced under maxUnavailable and maxSurge, slow start, pause and freeze.
+// a replica set creates, deletes and updates in place: one pod per eligible
+// node, old pods replaced under maxUnavailable and maxSurge, slow start,
+// pause and freeze.
 // It makes no API calls, so a 5,000-node cluster is a table in a test.
 package rollout
 
@@ -42,6 +43,13 @@ type Pod struct {
 	Terminating bool
 	// Unschedulable: the scheduler could not place the pod on its node.
 	Unschedulable bool
+	// InPlace: an old pod whose template differs from this replica set's
+	// only in container images, so that patching its images replaces it.
+	InPlace bool
+	// Updating: a pod whose images were patched in place and whose
+	// containers do not all run them yet. It is not ready, whatever its
+	// Ready condition says.
+	Updating bool
 	// ReadySince is when the pod last became ready; zero when not ready.
 	ReadySince time.Time
 	// CreatedAt orders duplicates: the older pod is kept.
@@ -49,7 +57,9 @@ type Pod struct {
 }
 
 // Ready reports whether the pod is ready.
-func (p *Pod) Ready() bool { return !p.ReadySince.IsZero() && !p.Terminating && !p.Failed }
+func (p *Pod) Ready() bool {
+	return !p.ReadySince.IsZero() && !p.Terminating && !p.Failed && !p.Updating
+}
 
 // Available reports whether the pod has been ready for minReady at now.
 func (p *Pod) Available(minReady time.Duration, now time.Time) bool {
@@ -64,6 +74,8 @@ type Params struct {
 	// MaxSurge, when positive, replaces pods by creating the new pod first and
 	// deleting the old one once the new one is available, on at most this
 	// many nodes at once; deletion under MaxUnavailable is then not used.
+	// Pods updated in place are not surged: they spend MaxUnavailable when
+	// it is positive, and are surged like the others when it is 0.
 	MaxSurge int
 	// MaxPodSchedulerFailure is how many unschedulable pods do not count as
 	// unavailable.
@@ -133,6 +145,13 @@ type Deletion struct {
 	Reason DeleteReason
 }
 
+// InPlaceUpdate is an old pod whose images are patched to this replica
+// set's, which moves it to this replica set.
+type InPlaceUpdate struct {
+	Pod  string
+	Node string
+}
+
 // Counts describe the replica set's nodes and pods; status is built on them.
 type Counts struct {
 	// Desired is the number of nodes that should run a pod.
@@ -151,6 +170,9 @@ type Counts struct {
 	// Unschedulable is the number of this replica set's pods the scheduler
 	// could not place.
 	Unschedulable int
+	// Updating is the number of this replica set's pods whose containers do
+	// not run its images yet since an in-place update.
+	Updating int
 	// Excused is the number of unavailable desired nodes the
 	// scheduler-failure allowance excuses, out of what the other replica
 	// set left of it.
@@ -179,6 +201,9 @@ type Plan struct {
 	Create []string
 	// Delete lists the pods to delete.
 	Delete []Deletion
+	// UpdateInPlace lists the old pods updated in place, each replacing its
+	// node's pod under MaxUnavailable as a deletion would.
+	UpdateInPlace []InPlaceUpdate
 	// FailedNodes are the nodes whose failed pod is deleted now; their
 	// backoff should grow.
 	FailedNodes []string
