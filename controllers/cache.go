@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
@@ -20,6 +21,9 @@ const (
 	podNodeIndex = "eds.pod.node"
 	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod.
 	podOwnerIndex = "eds.pod.owner"
+	// nodeOverridesIndex: "<namespace>/<extendeddaemonset>" of each
+	// ExtendedDaemonSet the node's resource override annotations name.
+	nodeOverridesIndex = "eds.node.overrides"
 )
 
 // CacheOptions keeps the informer cache to what the controllers use, so that
@@ -52,7 +56,7 @@ func trimNode(obj any) (any, error) {
 	return node, nil
 }
 
-// setupIndexes registers the pod indexes the reconcilers query.
+// setupIndexes registers the pod and node indexes the reconcilers query.
 func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	if err := indexer.IndexField(ctx, &corev1.Pod{}, podNodeIndex, func(o client.Object) []string {
 		if node := placement.TargetNode(o.(*corev1.Pod)); node != "" {
@@ -69,6 +73,15 @@ func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		return nil
 	}); err != nil {
 		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
+	}
+	if err := indexer.IndexField(ctx, &corev1.Node{}, nodeOverridesIndex, func(o client.Object) []string {
+		var keys []string
+		for _, ref := range overrides.AnnotatedExtendedDaemonSets(o.(*corev1.Node)) {
+			keys = append(keys, ref.String())
+		}
+		return keys
+	}); err != nil {
+		return fmt.Errorf("indexing nodes by resource override annotation: %w", err)
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ import (
 // the replica sets (with the active one should the cache lack it), what a
 // canary step did, and when time alone changes the decision.
 func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
+	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
 ) ([]*v1alpha1.ExtendedDaemonSetReplicaSet, *canaryNote, time.Duration, error) {
 	st := &eds.Status
 	if st.ActiveReplicaSet == current.Name || st.ActiveReplicaSet == "" {
@@ -54,7 +54,7 @@ func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1a
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 		return sets, nil, 0, nil
 	}
-	note, requeue, err := r.stepCanary(ctx, eds, current, nodes)
+	note, requeue, err := r.stepCanary(ctx, eds, current)
 	return sets, note, requeue, err
 }
 
@@ -86,9 +86,14 @@ func (r *ExtendedDaemonSetReconciler) withActive(ctx context.Context, eds *v1alp
 // due, decide, record. It returns what is worth telling once the status is
 // written.
 func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet,
 ) (*canaryNote, time.Duration, error) {
-	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes)
+	// The canary picks its nodes among all, and keeps them healthy.
+	var nodes corev1.NodeList
+	if err := r.List(ctx, &nodes); err != nil {
+		return nil, 0, fmt.Errorf("listing nodes: %w", err)
+	}
+	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes.Items)
 	if err != nil {
 		return nil, 0, err
 	}

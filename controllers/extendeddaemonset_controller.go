@@ -50,7 +50,7 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.ExtendedDaemonSet{}).
 		Owns(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
 		// Canary verdicts read container restarts and waiting reasons.
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetOfPod),
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetOfCanaryPod),
 			builder.WithPredicates(containerStateChanged())).
 		// Malformed resource override annotations are reported in status.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetsOfNodeAnnotations),
@@ -59,12 +59,22 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-func extendedDaemonSetOfPod(_ context.Context, pod client.Object) []reconcile.Request {
-	name := pod.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]
-	if name == "" {
+// extendedDaemonSetOfCanaryPod maps a pod of a running canary to its
+// ExtendedDaemonSet. Other pods are the replica sets' business: during a
+// rollout of thousands of nodes, their events would each cost a pass here.
+func (r *ExtendedDaemonSetReconciler) extendedDaemonSetOfCanaryPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	key := types.NamespacedName{Namespace: pod.GetNamespace(), Name: pod.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]}
+	if key.Name == "" {
 		return nil
 	}
-	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}}}
+	eds := &v1alpha1.ExtendedDaemonSet{}
+	if err := r.Get(ctx, key, eds); err != nil {
+		return nil
+	}
+	if c := runningCanary(eds); c == nil || c.ReplicaSet != pod.GetLabels()[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: key}}
 }
 
 func extendedDaemonSetsOfNodeAnnotations(_ context.Context, node client.Object) []reconcile.Request {
@@ -155,14 +165,15 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 		sets = append(sets, current)
 	}
 	obs.sets, obs.current = sets, current
-	// Nodes are listed once: the canary picks its nodes from them, the
-	// status reports their malformed resource overrides.
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return obs, 0, fmt.Errorf("listing nodes: %w", err)
+	// Only the nodes that annotate overrides for eds are read: a pass
+	// runs on every replica set status change, and must not walk every
+	// node of the cluster each time.
+	var annotated corev1.NodeList
+	if err := r.List(ctx, &annotated, client.MatchingFields{nodeOverridesIndex: client.ObjectKeyFromObject(eds).String()}); err != nil {
+		return obs, 0, fmt.Errorf("listing nodes annotated for %s: %w", eds.Name, err)
 	}
-	obs.malformedOverrides = overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, nodes.Items)
-	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current, nodes.Items)
+	obs.malformedOverrides = overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, annotated.Items)
+	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current)
 	obs.sets, obs.canaryNote = sets, note
 	if err != nil {
 		return obs, requeue, err

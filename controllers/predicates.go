@@ -93,3 +93,30 @@ func containerStates(pod *corev1.Pod) []any {
 	}
 	return out
 }
+
+// replicaSetInputsChanged lets through ExtendedDaemonSet events that can
+// change what its replica sets do: the spec, the annotations that pause,
+// freeze or migrate, and the roles (active replica set, running canary and
+// its nodes). The ExtendedDaemonSet's status is written as its replica
+// sets' counters move; those writes are dropped, or each would wake every
+// replica set again.
+func replicaSetInputsChanged() predicate.Funcs {
+	return updatedWhen(func(oldEDS, newEDS *v1alpha1.ExtendedDaemonSet) bool {
+		return oldEDS.Generation != newEDS.Generation ||
+			!reflect.DeepEqual(oldEDS.Annotations, newEDS.Annotations) ||
+			oldEDS.Status.ActiveReplicaSet != newEDS.Status.ActiveReplicaSet ||
+			!reflect.DeepEqual(canaryRole(oldEDS), canaryRole(newEDS))
+	})
+}
+
+// canaryRole is what of a running canary its replica sets read.
+func canaryRole(eds *v1alpha1.ExtendedDaemonSet) any {
+	c := runningCanary(eds)
+	if c == nil {
+		return nil
+	}
+	return struct {
+		replicaSet string
+		nodes      []string
+	}{c.ReplicaSet, c.Nodes}
+}

@@ -44,3 +44,31 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	g.Expect(containerStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: annotated})).To(gomega.BeFalse())
 	g.Expect(containerStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: restarted})).To(gomega.BeTrue())
 }
+
+// Replica sets wake for what they read of their ExtendedDaemonSet, not for
+// the status writes their own counters cause.
+func TestReplicaSetsWakeForTheirInputsOnly(t *testing.T) {
+	g := gomega.NewWithT(t)
+	eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 1}}
+	eds.Status.ActiveReplicaSet = "agent-a"
+	eds.Status.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-b", Nodes: []string{"n1"}}
+	wakes := func(change func(*v1alpha1.ExtendedDaemonSet)) bool {
+		updated := eds.DeepCopy()
+		change(updated)
+		return replicaSetInputsChanged().Update(event.UpdateEvent{ObjectOld: eds, ObjectNew: updated})
+	}
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Status.Available = 10; e.Status.Ready = 12 })).To(gomega.BeFalse(), "counters")
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) {
+		e.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue}}
+	})).To(gomega.BeFalse(), "conditions")
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Status.Canary.Message = "measuring" })).To(gomega.BeFalse(), "canary progress")
+
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Generation = 2 })).To(gomega.BeTrue(), "spec")
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) {
+		e.Annotations = map[string]string{v1alpha1.RollingUpdatePausedAnnotation: "true"}
+	})).To(gomega.BeTrue(), "pause annotation")
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Status.ActiveReplicaSet = "agent-b"; e.Status.Canary = nil })).To(gomega.BeTrue(), "promotion")
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Status.Canary.Nodes = []string{"n2"} })).To(gomega.BeTrue(), "canary nodes")
+	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Status.Canary.Failed = true })).To(gomega.BeTrue(), "canary failed")
+	g.Expect(replicaSetInputsChanged().Delete(event.DeleteEvent{Object: eds})).To(gomega.BeTrue())
+}

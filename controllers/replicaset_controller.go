@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -54,6 +54,7 @@ type ReplicaSetReconciler struct {
 	expectations *expectations
 	backoff      *failureBackoff
 	refusals     *onceEvery
+	statusWrites statusWrites
 	// locks serializes the reconciles of one ExtendedDaemonSet's replica
 	// sets: they spend one budget, and each must see the other's writes.
 	locks sync.Map
@@ -69,7 +70,8 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extendeddaemonsetreplicaset").
 		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
-		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject)).
+		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject),
+			builder.WithPredicates(replicaSetInputsChanged())).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject),
 			builder.WithPredicates(podStateChanged())).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfNode),
@@ -79,10 +81,13 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // Reconcile is observe, plan, act, status.
-func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx)
 	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
 	if err := r.Get(ctx, req.NamespacedName, ers); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.statusWrites.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ers.DeletionTimestamp.IsZero() {
@@ -105,8 +110,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	log = log.WithValues("extendedDaemonSet", klog.KObj(eds))
 	ctx = ctrl.LoggerInto(ctx, log)
-	patcher := patch.NewSerialPatcher(ers, r.Client)
-	before := ers.Status.DeepCopy()
+	before := ers.DeepCopy()
 
 	now := r.now()
 	obs, err := r.observe(ctx, eds, ers, now)
@@ -114,8 +118,8 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// What the pods are is unknown: the counters stay as they were,
 		// the conditions say why.
 		progress{phase: progressing, reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}.apply(ers)
-		return ctrl.Result{}, errors.Join(err, patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
-			patch.WithFieldOwner(FieldOwner)))
+		_, perr := r.writeStatus(ctx, before, ers, now)
+		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	plan := rollout.Compute(obs.input)
 	if len(plan.Create)+len(plan.Delete) > 0 {
@@ -124,16 +128,19 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	writes, actErr := r.act(ctx, eds, ers, obs, plan)
 
 	untilStalled := setReplicaSetStatus(ers, obs, plan, writes, actErr, now)
-	r.recordPlacementEvents(ers, before)
-	if err := patcher.Patch(ctx, ers, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
-		patch.WithFieldOwner(FieldOwner)); err != nil {
-		retErr = errors.Join(actErr, fmt.Errorf("patching status: %w", err))
-		return ctrl.Result{}, retErr
-	}
-	if actErr != nil {
+	untilWritten, err := r.writeStatus(ctx, before, ers, now)
+	switch {
+	case apierrors.IsConflict(err):
+		// The status was computed from a version the API server has
+		// since replaced; the pods written are in the expectations, and
+		// the next pass counts them from the newer version.
+		return ctrl.Result{RequeueAfter: staleReadRetry}, actErr
+	case err != nil:
+		return ctrl.Result{}, errors.Join(actErr, fmt.Errorf("patching status: %w", err))
+	case actErr != nil:
 		return ctrl.Result{}, actErr
 	}
-	requeue := soonest(plan.RequeueAfter, untilStalled)
+	requeue := soonest(soonest(plan.RequeueAfter, untilStalled), untilWritten)
 	if next := r.expectations.Next(owner); !next.IsZero() {
 		// A pod expected but never seen sends no event at its deadline.
 		requeue = soonest(requeue, max(next.Sub(now), time.Millisecond))
@@ -142,6 +149,26 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		requeue = soonest(requeue, migrationPoll)
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// writeStatus writes the status of ers in one patch when a reader needs the
+// change now, and tells what it newly says once written; a change of
+// counters alone waits for counterWriteInterval, and the returned delay is
+// when to write it.
+func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time) (time.Duration, error) {
+	key := client.ObjectKeyFromObject(ers)
+	if equality.Semantic.DeepEqual(before.Status, ers.Status) {
+		return 0, nil
+	}
+	if delay := statusWriteDelay(&before.Status, &ers.Status, r.statusWrites.last(key), now); delay > 0 {
+		return delay, nil
+	}
+	if err := patchStatus(ctx, r.Client, before, ers); err != nil {
+		return 0, err
+	}
+	r.statusWrites.wrote(key, now)
+	r.recordPlacementEvents(ers, &before.Status)
+	return 0, nil
 }
 
 // lockExtendedDaemonSet waits for the other reconciles of key's replica sets

@@ -9,12 +9,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
-// replicaSetOwnedConditions are the conditions the replica set reconciler
-// writes; the patch helper lets them win over concurrent writers.
-var replicaSetOwnedConditions = []string{
-	v1alpha1.ReadyCondition, v1alpha1.ReconcilingCondition, v1alpha1.StalledCondition,
-}
-
 // setReplicaSetStatus computes the whole status of a replica set from what
 // the reconcile observed and planned, and how many writes it carried out.
 // It returns when time alone will change the status: the progress deadline.

@@ -4,14 +4,15 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fluxcd/pkg/runtime/patch"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -33,7 +34,10 @@ func (r *SettingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.ExtendedDaemonsetSetting{}).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allSettings), builder.WithPredicates(nodePlacementChanged())).
 		Watches(&v1alpha1.ExtendedDaemonsetSetting{}, handler.EnqueueRequestsFromMapFunc(r.allSettings)).
-		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.allSettings)).
+		// Only a template change (its containers) can change a setting's
+		// validity; status writes are dropped.
+		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.allSettings),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Complete(r)
 }
 
@@ -43,7 +47,7 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err := r.Get(ctx, req.NamespacedName, setting); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	patcher := patch.NewSerialPatcher(setting, r.Client)
+	before := setting.DeepCopy()
 	settings, nodes, templates, err := r.observe(ctx, setting.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -56,8 +60,13 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	setting.Status.ObservedGeneration = setting.Generation
 	p.apply(setting)
-	if err := patcher.Patch(ctx, setting, patch.WithOwnedConditions{Conditions: replicaSetOwnedConditions},
-		patch.WithFieldOwner(FieldOwner)); err != nil {
+	if equality.Semantic.DeepEqual(before.Status, setting.Status) {
+		return ctrl.Result{}, nil
+	}
+	switch err := patchStatus(ctx, r.Client, before, setting); {
+	case apierrors.IsConflict(err):
+		return ctrl.Result{RequeueAfter: staleReadRetry}, nil
+	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
 	return ctrl.Result{}, nil

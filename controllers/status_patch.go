@@ -14,13 +14,19 @@ import (
 // newer version looks again, should no event of that version wake it.
 const staleReadRetry = 200 * time.Millisecond
 
+// patchStatus writes after's status, computed from before, in one request,
+// and only if before is still the version the API server holds: the patch
+// carries before's resourceVersion, so a pass that read a stale version
+// gets a Conflict instead of overwriting a newer status.
+func patchStatus(ctx context.Context, c client.Client, before, after client.Object) error {
+	return c.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+}
+
 // patchStatusOf writes the status of eds, computed from before, only if
-// it changed, and only if before is still the version the API server
-// holds: the patch carries before's resourceVersion, so a pass that read a
-// stale version gets a Conflict instead of overwriting a newer status.
+// it changed.
 func patchStatusOf(ctx context.Context, c client.Client, before, eds *v1alpha1.ExtendedDaemonSet) error {
 	if equality.Semantic.DeepEqual(before.Status, eds.Status) {
 		return nil
 	}
-	return c.Status().Patch(ctx, eds, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
+	return patchStatus(ctx, c, before, eds)
 }

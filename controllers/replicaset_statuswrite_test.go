@@ -1,0 +1,61 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+func TestStatusWriteDelay(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	base := v1alpha1.ExtendedDaemonSetReplicaSetStatus{
+		Status: v1alpha1.ReplicaSetActive, Desired: 100, Current: 100, Ready: 90, Available: 90, UpToDate: 40,
+		Conditions: []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonRollingUpdate}},
+	}
+	for _, tc := range []struct {
+		name      string
+		change    func(*v1alpha1.ExtendedDaemonSetReplicaSetStatus)
+		lastWrite time.Time
+		want      time.Duration
+	}{
+		{name: "nothing changed", change: func(*v1alpha1.ExtendedDaemonSetReplicaSetStatus) {}, lastWrite: now, want: 0},
+		{
+			name: "counters right after a write wait for the rest of the interval",
+			change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
+				s.UpToDate, s.LastProgressTime = 45, &metav1.Time{Time: now}
+			},
+			lastWrite: now.Add(-300 * time.Millisecond), want: 700 * time.Millisecond,
+		},
+		{
+			name:      "counters once the interval passed",
+			change:    func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Available = 91 },
+			lastWrite: now.Add(-counterWriteInterval), want: 0,
+		},
+		{name: "counters never written before", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Ready = 95 }, want: 0},
+		{
+			name: "a condition is written at once",
+			change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
+				s.UpToDate = 100
+				s.Conditions = []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRolledOut}}
+			},
+			lastWrite: now, want: 0,
+		},
+		{name: "a role is written at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Status = v1alpha1.ReplicaSetUnknown }, lastWrite: now, want: 0},
+		{name: "a new generation is written at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.ObservedGeneration = 2 }, lastWrite: now, want: 0},
+		{
+			name: "pods the scheduler cannot place are told at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Unschedulable = 1 },
+			lastWrite: now, want: 0,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			after := *base.DeepCopy()
+			tc.change(&after)
+			g := gomega.NewWithT(t)
+			g.Expect(statusWriteDelay(&base, &after, tc.lastWrite, now)).To(gomega.Equal(tc.want))
+		})
+	}
+}
