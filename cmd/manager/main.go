@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -93,6 +94,16 @@ func (o *options) managerOptions() ctrl.Options {
 	}
 }
 
+// restConfig is the kubeconfig in use with the client-side limits of the
+// flags, always: the API server's priority and fairness protects it from
+// all its clients, not one controller's rollout from starving the others
+// on a busy control plane.
+func (o *options) restConfig() *rest.Config {
+	cfg := ctrl.GetConfigOrDie()
+	cfg.QPS, cfg.Burst = o.client.QPS, o.client.Burst
+	return cfg
+}
+
 func run(args []string) error {
 	var opts options
 	fs := flag.NewFlagSet(controllerName, flag.ContinueOnError)
@@ -103,7 +114,7 @@ func run(args []string) error {
 	logger.SetLogger(logger.NewLogger(opts.logger))
 	log := ctrl.Log.WithName("setup")
 
-	mgr, err := ctrl.NewManager(controllers.ClientConfig(client.GetConfigOrDie(opts.client)), opts.managerOptions())
+	mgr, err := ctrl.NewManager(controllers.ClientConfig(opts.restConfig()), opts.managerOptions())
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
