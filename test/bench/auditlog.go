@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The API server's audit log is the only place that names, for every
+// request, the client that sent it: kube-controller-manager's own metrics
+// count its requests by HTTP method alone, and its garbage collector's with
+// them. Every component of the simulated cluster uses the admin identity, so
+// the user agent, which kube-controller-manager suffixes with the
+// controller's name, tells them apart.
+
+// auditPolicy logs every resource request once, when its response is
+// complete, without bodies. Leases and nodes are left out: no controller
+// under test writes them, and kwok and the scheduler touch them often.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived", "ResponseStarted"]
+rules:
+- level: None
+  nonResourceURLs: ["*"]
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: ["leases"]
+  - group: ""
+    resources: ["nodes", "nodes/status"]
+- level: Metadata
+`
+
+// auditLog is the API server's audit log file, read from where the last
+// read ended.
+type auditLog struct {
+	policyPath, logPath string
+}
+
+func newAuditLog(dir string) (*auditLog, error) {
+	a := &auditLog{policyPath: filepath.Join(dir, "audit-policy.yaml"), logPath: filepath.Join(dir, "audit.log")}
+	if err := os.WriteFile(a.policyPath, []byte(auditPolicy), 0o644); err != nil {
+		return nil, fmt.Errorf("writing the audit policy: %w", err)
+	}
+	return a, nil
+}
+
+// apiServerArgs are the kube-apiserver flags that write the log. The
+// blocking mode writes an event before the request returns, so that a read
+// right after a rollout sees all of its requests; the file is never
+// rotated.
+func (a *auditLog) apiServerArgs() []string {
+	return []string{
+		"--audit-policy-file=" + a.policyPath,
+		"--audit-log-path=" + a.logPath,
+		"--audit-log-mode=blocking",
+		"--audit-log-maxsize=0",
+		"--audit-log-maxbackup=0",
+	}
+}
+
+// offset is the log's current end, where a measurement starts.
+func (a *auditLog) offset() (int64, error) {
+	info, err := os.Stat(a.logPath)
+	if err != nil {
+		return 0, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return info.Size(), nil
+}
+
+// auditEvent is the part of an audit.k8s.io/v1 Event the benchmark reads.
+type auditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	ObjectRef *struct {
+		Resource    string `json:"resource"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+}
+
+// requestsSince counts the requests logged after offset whose user agent
+// ends with agentSuffix, by verb and resource.
+func (a *auditLog) requestsSince(offset int64, agentSuffix string) (counts, error) {
+	f, err := os.Open(a.logPath)
+	if err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	out := counts{}
+	scanner := bufio.NewScanner(f)
+	scanner.Buffer(nil, 1<<20)
+	for scanner.Scan() {
+		line := scanner.Bytes()
+		// Most lines are other clients': skip them before decoding.
+		if !bytes.Contains(line, []byte(agentSuffix)) {
+			continue
+		}
+		var ev auditEvent
+		// A line that does not decode is one the API server is writing
+		// right now, after the measurement ended.
+		if json.Unmarshal(line, &ev) != nil || !strings.HasSuffix(ev.UserAgent, agentSuffix) || ev.ObjectRef == nil {
+			continue
+		}
+		out[requestKey(ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Subresource)]++
+	}
+	if err := scanner.Err(); err != nil {
+		return nil, fmt.Errorf("reading the audit log: %w", err)
+	}
+	return out, nil
+}

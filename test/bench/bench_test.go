@@ -1,0 +1,80 @@
+package bench
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+)
+
+// BenchmarkControllers compares our controller with the native DaemonSet
+// controller as the BENCH_* variables say; run it with `make bench`.
+func BenchmarkControllers(b *testing.B) {
+	testenv.RequireAssets(b)
+	cfg, err := configFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := runBenchmark(b.Context(), cfg, b.Logf, os.Stdout); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("report written to %s", cfg.out)
+}
+
+// TestBenchmarkCollectsEveryFigure runs every scenario once on 20 nodes:
+// the benchmark itself must keep working, whatever its figures are.
+func TestBenchmarkCollectsEveryFigure(t *testing.T) {
+	testenv.RequireAssets(t)
+	cfg := config{
+		nodes: 20, qps: []int{100}, bursts: []int{200}, scenarios: scenarios, reps: 1,
+		out: filepath.Join(t.TempDir(), "bench.json"),
+	}
+	rep, err := runBenchmark(t.Context(), cfg, t.Logf, t.Output())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp := rep.Comparisons[0]
+	want := map[string]int{}
+	for _, sc := range scenarios {
+		for _, c := range []string{native, ours} {
+			if c == ours || !sc.oursOnly {
+				want[sc.name+" "+c] = 1
+			}
+		}
+	}
+	for _, r := range cmp.Runs {
+		want[r.Scenario+" "+r.Controller]--
+		if r.NotAvailable != "" {
+			t.Logf("%s: %s", r.Scenario, r.NotAvailable)
+			continue
+		}
+		for _, fig := range []string{figWall, figRequests, figWrites, figPodWrites, figOwnWrites, figEvtWrites, figQPSFloor, figOverFloor, figPeakRSS, figCPU} {
+			if _, ok := r.Figures[fig]; !ok {
+				t.Errorf("%s, %s: no %s", r.Scenario, r.Controller, fig)
+			}
+		}
+		if r.Controller == native && len(r.RequestsAtAPIServer) == 0 {
+			t.Errorf("%s, native: no request of the DaemonSet controller in the audit log", r.Scenario)
+		}
+		if _, ok := r.Figures[reconcileFigure("extendeddaemonsetreplicaset", 0.5)]; r.Controller == ours && !ok {
+			t.Errorf("%s, ours: no reconcile time", r.Scenario)
+		}
+	}
+	for run, missing := range want {
+		if missing != 0 {
+			t.Errorf("%s ran %d times, want 1", run, 1-missing)
+		}
+	}
+	raw, err := os.ReadFile(cfg.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded report
+	if err := json.Unmarshal(raw, &decoded); err != nil {
+		t.Fatalf("report %s: %v", cfg.out, err)
+	}
+}

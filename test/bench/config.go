@@ -1,0 +1,100 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+)
+
+// config is what a benchmark runs; the BENCH_* variables set it.
+type config struct {
+	nodes int
+	// qps are the client rate limits compared, one full comparison each;
+	// bursts[i] goes with qps[i].
+	qps, bursts []int
+	scenarios   []scenario
+	reps        int
+	// out is where the JSON report goes.
+	out string
+}
+
+// The environment variables of `make bench`; the Makefile documents them.
+const (
+	nodesEnv     = "BENCH_NODES"
+	qpsEnv       = "BENCH_QPS"
+	burstEnv     = "BENCH_BURST"
+	scenariosEnv = "BENCH_SCENARIOS"
+	repsEnv      = "BENCH_REPS"
+	outEnv       = "BENCH_OUT"
+)
+
+// configFromEnv reads the BENCH_* variables over the defaults: 1000
+// nodes, QPS 20 then 200 with a burst of twice the QPS, every scenario,
+// three runs each, the report in bin/bench.json, which git ignores.
+func configFromEnv() (config, error) {
+	cfg := config{out: filepath.Join(testenv.RepoRoot(), "bin", "bench.json")}
+	var err error
+	if cfg.nodes, err = positiveInt(nodesEnv, "1000"); err != nil {
+		return cfg, err
+	}
+	if cfg.reps, err = positiveInt(repsEnv, "3"); err != nil {
+		return cfg, err
+	}
+	if cfg.qps, err = positiveInts(qpsEnv, "20,200"); err != nil {
+		return cfg, err
+	}
+	if os.Getenv(burstEnv) == "" {
+		for _, q := range cfg.qps {
+			cfg.bursts = append(cfg.bursts, 2*q)
+		}
+	} else if cfg.bursts, err = positiveInts(burstEnv, ""); err != nil {
+		return cfg, err
+	}
+	if len(cfg.bursts) == 1 && len(cfg.qps) > 1 {
+		for range cfg.qps[1:] {
+			cfg.bursts = append(cfg.bursts, cfg.bursts[0])
+		}
+	}
+	if len(cfg.bursts) != len(cfg.qps) {
+		return cfg, fmt.Errorf("%s has %d values for the %d of %s", burstEnv, len(cfg.bursts), len(cfg.qps), qpsEnv)
+	}
+	if cfg.scenarios, err = scenariosNamed(envOr(scenariosEnv, "create,update,canary,inplace")); err != nil {
+		return cfg, fmt.Errorf("%s: %w", scenariosEnv, err)
+	}
+	if v := os.Getenv(outEnv); v != "" {
+		cfg.out = v
+	}
+	return cfg, nil
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}
+
+func positiveInt(name, fallback string) (int, error) {
+	v := envOr(name, fallback)
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q is not a positive number", name, v)
+	}
+	return n, nil
+}
+
+func positiveInts(name, fallback string) ([]int, error) {
+	var out []int
+	for v := range strings.SplitSeq(envOr(name, fallback), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%s: %q is not a positive number", name, v)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

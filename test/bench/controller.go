@@ -1,0 +1,115 @@
+package bench
+
+import (
+	"context"
+	"crypto/tls"
+	"net/http"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Who the figures are of.
+const (
+	native = "native"
+	ours   = "ours"
+)
+
+// controller is one of the two controllers compared, seen from outside
+// its process: its pid, its metrics endpoint and its user agent.
+type controller struct {
+	name string
+	pid  func() int
+	// metricsURL serves the process's Prometheus metrics.
+	metricsURL string
+	// requestCounter is the process's counter of the requests it sent,
+	// keyed by keyOf.
+	requestCounter string
+	keyOf          func(*dto.Metric) string
+	// byResourceInProcess says the counter names resources; otherwise the
+	// requests by resource come from the audit log, by agentSuffix.
+	byResourceInProcess bool
+	agentSuffix         string
+	// reconcilers are the controller-runtime controllers whose reconcile
+	// times are reported; the native controller has none.
+	reconcilers []string
+	// ownKinds are the resources it writes besides pods and events.
+	ownKinds []string
+	// newWorkload is the agent as this controller runs it.
+	newWorkload func() workload
+}
+
+// metricsClient scrapes the controllers' own endpoints:
+// kube-controller-manager serves them with a certificate it generates.
+var metricsClient = &http.Client{
+	Timeout:   10 * time.Second,
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec // loopback test components
+}
+
+// processSnapshot is what a controller's process has counted so far.
+type processSnapshot struct {
+	requests  counts
+	reconcile map[string]histogram
+	cpu       float64
+}
+
+func (c *controller) snapshot(ctx context.Context) (processSnapshot, error) {
+	families, err := scrapeFamilies(ctx, metricsClient, c.metricsURL)
+	if err != nil {
+		return processSnapshot{}, err
+	}
+	cpu, err := cpuSeconds(c.pid())
+	if err != nil {
+		return processSnapshot{}, err
+	}
+	return processSnapshot{
+		requests:  sumCounter(families, c.requestCounter, c.keyOf),
+		reconcile: histograms(families, "controller_runtime_reconcile_time_seconds", "controller"),
+		cpu:       cpu,
+	}, nil
+}
+
+// requestsSent is the total the process has counted, to tell when it has
+// gone quiet.
+func (c *controller) requestsSent(ctx context.Context) (float64, error) {
+	families, err := scrapeFamilies(ctx, metricsClient, c.metricsURL)
+	if err != nil {
+		return 0, err
+	}
+	return sumCounter(families, c.requestCounter, c.keyOf).total(), nil
+}
+
+// Our manager counts its requests by verb and resource
+// (controllers.ClientConfig).
+func ourRequestKey(m *dto.Metric) string {
+	return requestKey(label(m, "verb"), label(m, "resource"), label(m, "subresource"))
+}
+
+// kube-controller-manager counts them by HTTP method alone, its garbage
+// collector's included.
+func nativeRequestKey(m *dto.Metric) string { return label(m, "method") }
+
+// writeVerbs are the verbs, and HTTP methods, that change state.
+var writeVerbs = map[string]bool{
+	"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true,
+	"POST": true, "PUT": true, "PATCH": true, "DELETE": true,
+}
+
+// writes counts the writes among requests.
+func (c counts) writes() counts {
+	out := counts{}
+	for k, v := range c {
+		if verb, _, _ := strings.Cut(k, " "); writeVerbs[verb] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// resourceOf is the resource of a key, its subresource dropped.
+func resourceOf(key string) string {
+	_, res, _ := strings.Cut(key, " ")
+	res, _, _ = strings.Cut(res, "/")
+	return res
+}

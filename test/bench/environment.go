@@ -1,0 +1,111 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/simcluster"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
+)
+
+// environment is a simulated cluster with both controllers running, each
+// with the same client rate limit.
+type environment struct {
+	nodes      int
+	qps, burst int
+	cluster    *simcluster.Cluster
+	manager    *managerproc.Manager
+	audit      *auditLog
+	client     client.Client
+	kube       kubernetes.Interface
+	// native and ours are the controllers compared.
+	native, ours *controller
+}
+
+// nativeAgentSuffix ends the user agent of the DaemonSet controller's
+// client: kube-controller-manager names each controller's client after it.
+const nativeAgentSuffix = "/daemon-set-controller"
+
+// startEnvironment starts a cluster of nodes in dir, kube-controller-manager
+// running the DaemonSet controller, and the manager built at binary, both
+// limited to qps and burst. On error, what it returns holds what was
+// started, for stop.
+func startEnvironment(ctx context.Context, dir, binary string, nodes, qps, burst int) (*environment, error) {
+	e := &environment{nodes: nodes, qps: qps, burst: burst}
+	var err error
+	if e.audit, err = newAuditLog(dir); err != nil {
+		return e, err
+	}
+	limits := []string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(burst)}
+	e.cluster, err = simcluster.Start(ctx, simcluster.Options{
+		Nodes:            nodes,
+		CRDDirs:          []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
+		ExtraControllers: []string{"daemonset-controller"},
+		ExtraArgs: map[string][]string{
+			"kube-apiserver": e.audit.apiServerArgs(),
+			"kube-controller-manager": append(limits,
+				"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"),
+		},
+	})
+	if err != nil {
+		return e, err
+	}
+	admin := e.cluster.Config()
+	if e.client, err = client.New(admin, client.Options{Scheme: testenv.Scheme()}); err != nil {
+		return e, fmt.Errorf("creating client: %w", err)
+	}
+	if e.kube, err = kubernetes.NewForConfig(admin); err != nil {
+		return e, fmt.Errorf("creating client: %w", err)
+	}
+	// Leader election is off: a lease would add its renewals to the
+	// manager's requests, and the native controller runs without one too.
+	e.manager, err = managerproc.Start(ctx, managerproc.Options{
+		Name: "manager", Binary: binary, Kubeconfig: e.cluster.KubeconfigPath(),
+		LogPath: filepath.Join(dir, fmt.Sprintf("manager-%dqps.log", qps)),
+		Args:    append(limits, "--metrics-secure=false"),
+	})
+	if err != nil {
+		return e, err
+	}
+	controllerManagerURL, err := e.cluster.ControllerManagerURL()
+	if err != nil {
+		return e, err
+	}
+	e.native = &controller{
+		name: native, pid: e.cluster.ControllerManagerPID,
+		metricsURL:     controllerManagerURL + "/metrics",
+		requestCounter: "rest_client_requests_total", keyOf: nativeRequestKey,
+		agentSuffix: nativeAgentSuffix,
+		ownKinds:    []string{"daemonsets", "controllerrevisions"},
+		newWorkload: func() workload { return &daemonSet{c: e.client} },
+	}
+	e.ours = &controller{
+		name: ours, pid: e.manager.PID,
+		metricsURL:     "http://" + e.manager.MetricsAddress() + "/metrics",
+		requestCounter: "extendeddaemonset_api_requests_total", keyOf: ourRequestKey,
+		byResourceInProcess: true,
+		reconcilers:         []string{"extendeddaemonset", "extendeddaemonsetreplicaset"},
+		ownKinds:            []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"},
+		newWorkload:         func() workload { return &extendedDaemonSet{c: e.client} },
+	}
+	return e, nil
+}
+
+// stop stops the manager and the cluster.
+func (e *environment) stop() error {
+	var errs []error
+	if e.manager != nil {
+		errs = append(errs, e.manager.Stop())
+	}
+	if e.cluster != nil {
+		errs = append(errs, e.cluster.Stop())
+	}
+	return errors.Join(errs...)
+}

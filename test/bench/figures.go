@@ -1,0 +1,147 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// run is one measurement: one scenario, one controller, one repetition.
+type run struct {
+	Scenario   string `json:"scenario"`
+	Controller string `json:"controller"`
+	Rep        int    `json:"rep"`
+	// NotAvailable says why the scenario could not be measured; the run
+	// then has no figures.
+	NotAvailable string `json:"notAvailable,omitempty"`
+	// RequestsInProcess are the requests the controller's process counted:
+	// by verb and resource for ours, by HTTP method for
+	// kube-controller-manager, whose garbage collector is counted too.
+	RequestsInProcess counts `json:"requestsInProcess,omitempty"`
+	// RequestsAtAPIServer are the requests of the controller's user agent
+	// in the API server's audit log, by verb and resource.
+	RequestsAtAPIServer counts `json:"requestsAtAPIServer,omitempty"`
+	// Figures are the run's figures by name (see figureRows).
+	Figures map[string]float64 `json:"figures,omitempty"`
+}
+
+// measurementStart is what a measurement subtracts at its end.
+type measurementStart struct {
+	process     processSnapshot
+	auditOffset int64
+}
+
+// startMeasurement snapshots c's counters and resets its peak RSS.
+func (e *environment) startMeasurement(ctx context.Context, c *controller) (measurementStart, error) {
+	if err := resetPeakRSS(c.pid()); err != nil {
+		return measurementStart{}, err
+	}
+	process, err := c.snapshot(ctx)
+	if err != nil {
+		return measurementStart{}, err
+	}
+	offset, err := e.audit.offset()
+	if err != nil {
+		return measurementStart{}, err
+	}
+	return measurementStart{process: process, auditOffset: offset}, nil
+}
+
+// endMeasurement turns what c did since start into a run's figures.
+func (e *environment) endMeasurement(ctx context.Context, c *controller, start measurementStart, wall time.Duration) (*run, error) {
+	end, err := c.snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	peakRSS, err := peakRSSBytes(c.pid())
+	if err != nil {
+		return nil, err
+	}
+	r := &run{RequestsInProcess: end.requests.since(start.process.requests)}
+	if r.RequestsInProcess.total() == 0 {
+		return nil, fmt.Errorf("%s: %s counted no request during the rollout", c.name, c.requestCounter)
+	}
+	if c.agentSuffix != "" {
+		if r.RequestsAtAPIServer, err = e.audit.requestsSince(start.auditOffset, c.agentSuffix); err != nil {
+			return nil, err
+		}
+	}
+	byResource := r.RequestsAtAPIServer
+	if c.byResourceInProcess {
+		byResource = r.RequestsInProcess
+	}
+	writes := r.RequestsInProcess.writes().total()
+	pods, own, events := writesByKind(byResource, c.ownKinds)
+	nodes := float64(e.nodes)
+	floor := writes / float64(e.qps)
+	r.Figures = map[string]float64{
+		figWall:      wall.Seconds(),
+		figRequests:  r.RequestsInProcess.total(),
+		figWrites:    writes,
+		figPodWrites: pods / nodes,
+		figOwnWrites: own / nodes,
+		figEvtWrites: events / nodes,
+		figQPSFloor:  floor,
+		figOverFloor: wall.Seconds() / floor,
+		figPeakRSS:   peakRSS / (1 << 20),
+		figCPU:       end.cpu - start.process.cpu,
+	}
+	for _, name := range c.reconcilers {
+		h := end.reconcile[name].since(start.process.reconcile[name])
+		for _, q := range reconcileQuantiles {
+			// No reconcile, no quantile: JSON has no NaN.
+			if v := h.quantile(q); !math.IsNaN(v) {
+				r.Figures[reconcileFigure(name, q)] = v * 1000
+			}
+		}
+	}
+	return r, nil
+}
+
+// writesByKind adds up the writes to pods, to the controller's own kinds,
+// and to events, core or events.k8s.io.
+func writesByKind(requests counts, ownKinds []string) (pods, own, events float64) {
+	for k, v := range requests.writes() {
+		switch res := resourceOf(k); {
+		case res == "pods":
+			pods += v
+		case slices.Contains(ownKinds, res):
+			own += v
+		case res == "events":
+			events += v
+		}
+	}
+	return pods, own, events
+}
+
+// Figure names, in the JSON and in figureRows.
+const (
+	figWall      = "wallSeconds"
+	figRequests  = "requests"
+	figWrites    = "writes"
+	figPodWrites = "podWritesPerNode"
+	figOwnWrites = "ownKindWritesPerNode"
+	figEvtWrites = "eventWritesPerNode"
+	figQPSFloor  = "qpsFloorSeconds"
+	figOverFloor = "wallOverQPSFloor"
+	figPeakRSS   = "peakRSSMiB"
+	figCPU       = "cpuSeconds"
+)
+
+// reconcileQuantiles are the reconcile times reported.
+var reconcileQuantiles = []float64{0.5, 0.99}
+
+func reconcileFigure(controller string, q float64) string {
+	return fmt.Sprintf("reconcileP%gMillis/%s", q*100, controller)
+}
+
+// median is the median of values, which are not empty.
+func median(values []float64) float64 {
+	xs := slices.Sorted(slices.Values(values))
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}

@@ -1,0 +1,50 @@
+package bench
+
+import (
+	"math"
+	"testing"
+)
+
+func TestQuantileInterpolatesWithinTheBucket(t *testing.T) {
+	inf := math.Inf(1)
+	base := histogram{bounds: []float64{0.1, 1, inf}, counts: []float64{5, 5, 5}}
+	// Since base: 10 observations at most 0.1s, 10 between 0.1s and 1s.
+	h := histogram{bounds: []float64{0.1, 1, inf}, counts: []float64{15, 25, 25}}.since(base)
+	for _, tc := range []struct{ q, want float64 }{
+		{0.5, 0.1},
+		{0.25, 0.05},
+		{0.75, 0.55},
+		{0.99, 0.982},
+	} {
+		if got := h.quantile(tc.q); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("quantile(%g) = %g, want %g", tc.q, got, tc.want)
+		}
+	}
+	if got := (histogram{bounds: []float64{0.1, inf}, counts: []float64{0, 4}}).quantile(0.5); got != 0.1 {
+		t.Errorf("quantile in the +Inf bucket = %g, want the highest finite bound 0.1", got)
+	}
+	if got := base.since(base).quantile(0.5); !math.IsNaN(got) {
+		t.Errorf("quantile without observations = %g, want NaN", got)
+	}
+}
+
+func TestMedian(t *testing.T) {
+	if got := median([]float64{3, 1, 2}); got != 2 {
+		t.Errorf("median of 3 = %g, want 2", got)
+	}
+	if got := median([]float64{4, 1, 3, 2}); got != 2.5 {
+		t.Errorf("median of 4 = %g, want 2.5", got)
+	}
+}
+
+func TestWritesByKind(t *testing.T) {
+	requests := counts{
+		"create pods": 10, "delete pods": 10, "patch pods": 5, "get pods": 100,
+		"update extendeddaemonsets/status": 3, "create extendeddaemonsetreplicasets": 1,
+		"create events": 7, "patch events": 2, "watch events": 1,
+	}
+	pods, own, events := writesByKind(requests, []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"})
+	if pods != 25 || own != 4 || events != 9 {
+		t.Errorf("writesByKind = %g pods, %g own, %g events; want 25, 4, 9", pods, own, events)
+	}
+}

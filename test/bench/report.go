@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// report is everything a benchmark measured: the JSON of BENCH_OUT.
+type report struct {
+	Started     time.Time     `json:"started"`
+	Comparisons []*comparison `json:"comparisons"`
+}
+
+// comparison is every run at one cluster size and one client rate limit,
+// and their medians.
+type comparison struct {
+	Nodes int `json:"nodes"`
+	QPS   int `json:"qps"`
+	Burst int `json:"burst"`
+	Reps  int `json:"reps"`
+	// Scenarios in the order they ran.
+	Scenarios []string `json:"scenarios"`
+	Runs      []*run   `json:"runs"`
+	// Medians by scenario, controller and figure, over the runs that have
+	// the figure.
+	Medians map[string]map[string]map[string]float64 `json:"medians"`
+	// NotAvailable says, by scenario, why ours could not be measured.
+	NotAvailable map[string]string `json:"notAvailable,omitempty"`
+}
+
+// summarize computes the medians.
+func (c *comparison) summarize() {
+	c.Medians = map[string]map[string]map[string]float64{}
+	values := map[[3]string][]float64{}
+	for _, r := range c.Runs {
+		if r.NotAvailable != "" {
+			if c.NotAvailable == nil {
+				c.NotAvailable = map[string]string{}
+			}
+			c.NotAvailable[r.Scenario] = r.NotAvailable
+			continue
+		}
+		for fig, v := range r.Figures {
+			k := [3]string{r.Scenario, r.Controller, fig}
+			values[k] = append(values[k], v)
+		}
+	}
+	for k, vs := range values {
+		byController := c.Medians[k[0]]
+		if byController == nil {
+			byController = map[string]map[string]float64{}
+			c.Medians[k[0]] = byController
+		}
+		if byController[k[1]] == nil {
+			byController[k[1]] = map[string]float64{}
+		}
+		byController[k[1]][k[2]] = median(vs)
+	}
+}
+
+// figureRow is one line of the table.
+type figureRow struct {
+	figure, label string
+	decimals      int
+}
+
+var figureRows = append([]figureRow{
+	{figWall, "wall time (s)", 1},
+	{figRequests, "requests sent (in process)", 0},
+	{figWrites, "writes sent (in process)", 0},
+	{figPodWrites, "pod writes / node", 2},
+	{figOwnWrites, "own-kind writes / node", 2},
+	{figEvtWrites, "event writes / node", 2},
+	{figQPSFloor, "QPS floor = writes / QPS (s)", 1},
+	{figOverFloor, "wall time / QPS floor", 2},
+	{figPeakRSS, "peak RSS (MiB)", 0},
+	{figCPU, "CPU (s)", 1},
+}, reconcileRows()...)
+
+func reconcileRows() []figureRow {
+	var rows []figureRow
+	for _, name := range []string{"extendeddaemonset", "extendeddaemonsetreplicaset"} {
+		for _, q := range reconcileQuantiles {
+			rows = append(rows, figureRow{reconcileFigure(name, q), fmt.Sprintf("reconcile p%g %s (ms)", q*100, name), 1})
+		}
+	}
+	return rows
+}
+
+// writeTable writes the comparison as a markdown table of medians.
+func (c *comparison) writeTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### %d nodes, client QPS %d, burst %d: medians of %d runs\n\n", c.Nodes, c.QPS, c.Burst, c.Reps)
+	b.WriteString("| scenario | figure | native | ours | ours/native |\n|---|---|--:|--:|--:|\n")
+	for _, sc := range c.Scenarios {
+		if why, ok := c.NotAvailable[sc]; ok && c.Medians[sc][ours] == nil {
+			fmt.Fprintf(&b, "| %s | not available: %s | | | |\n", sc, why)
+			continue
+		}
+		for _, row := range figureRows {
+			n, nOK := c.Medians[sc][native][row.figure]
+			o, oOK := c.Medians[sc][ours][row.figure]
+			if !nOK && !oOK {
+				continue
+			}
+			ratio := "-"
+			if nOK && oOK && n != 0 {
+				ratio = strconv.FormatFloat(o/n, 'f', 2, 64)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", sc, row.label, cell(n, nOK, row.decimals), cell(o, oOK, row.decimals), ratio)
+		}
+	}
+	b.WriteString(`
+Ours counts its requests in its process by verb and resource
+(extendeddaemonset_api_requests_total). Native's requests and writes are
+kube-controller-manager's rest_client_requests_total, by HTTP method, its
+garbage collector included; its writes per node are the API server audit
+log's requests from the daemon-set-controller user agent.
+`)
+	if slices.Contains(c.Scenarios, "canary") {
+		fmt.Fprintf(&b, "The canary lasts %s, the shortest the CRD accepts: it refuses 0s.\n", canaryDuration)
+	}
+	for _, sc := range c.Scenarios {
+		if why, ok := c.NotAvailable[sc]; ok && c.Medians[sc][ours] != nil {
+			fmt.Fprintf(&b, "Some %s runs were not measured: %s.\n", sc, why)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func cell(v float64, ok bool, decimals int) string {
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+// writeJSON writes the report to path, creating its directory.
+func (r *report) writeJSON(path string) error {
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
+}

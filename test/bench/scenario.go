@@ -1,0 +1,92 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// scenario is one measured change of the agent.
+type scenario struct {
+	name string
+	// what the table says was measured.
+	what string
+	// ourOnly scenarios have no native counterpart.
+	oursOnly bool
+	// update scenarios measure a new image on a rolled-out agent; the
+	// others measure the agent's creation on empty nodes.
+	update bool
+	// strategy is the ExtendedDaemonSet's; the DaemonSet always rolls
+	// with maxUnavailable 10%.
+	strategy func() v1alpha1.ExtendedDaemonSetStrategy
+	// inPlace scenarios expect the pods to be kept, their image patched.
+	inPlace bool
+}
+
+// canaryDuration is the shortest canary the CRD accepts: it refuses 0s,
+// and anything longer would measure the wait rather than the controller.
+const canaryDuration = time.Millisecond
+
+var scenarios = []scenario{
+	{
+		name: "create", what: "a new agent on empty nodes until every pod is available",
+		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
+	},
+	{
+		name: "update", what: "a new image, maxUnavailable 10%, no canary, until rolled out", update: true,
+		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
+	},
+	{
+		name: "canary", what: "a new image through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
+		oursOnly: true, update: true,
+		strategy: func() v1alpha1.ExtendedDaemonSetStrategy {
+			s := rollingUpdate(v1alpha1.RollingUpdateStandard)()
+			replicas := intstr.FromString("1%")
+			s.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, Duration: &metav1.Duration{Duration: canaryDuration}}
+			return s
+		},
+	},
+	{
+		name: "inplace", what: "a new image patched into the running pods (InPlaceIfPossible), maxUnavailable 10%, until rolled out",
+		oursOnly: true, update: true, inPlace: true,
+		strategy: rollingUpdate(v1alpha1.RollingUpdateInPlaceIfPossible),
+	},
+}
+
+func rollingUpdate(kind v1alpha1.RollingUpdateType) func() v1alpha1.ExtendedDaemonSetStrategy {
+	return func() v1alpha1.ExtendedDaemonSetStrategy {
+		unavailable := maxUnavailable
+		return v1alpha1.ExtendedDaemonSetStrategy{
+			RollingUpdate: v1alpha1.RollingUpdateStrategy{Type: kind, MaxUnavailable: &unavailable},
+		}
+	}
+}
+
+// scenariosNamed returns the scenarios of a comma-separated list, in the
+// list's order.
+func scenariosNamed(list string) ([]scenario, error) {
+	var out []scenario
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown scenario %q (known: %s)", name, scenarioNames())
+		}
+		out = append(out, scenarios[i])
+	}
+	return out, nil
+}
+
+func scenarioNames() string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.name
+	}
+	return strings.Join(names, ",")
+}

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
+)
+
+// logf reports progress, as testing.TB.Logf does.
+type logf func(format string, args ...any)
+
+// runBenchmark runs a comparison per client rate limit of cfg, each on a
+// cluster of its own, writes each one's table to out as soon as it is
+// done and the report to cfg.out after each, so that a failure keeps what
+// was measured before it. The logs stay in a directory it names when
+// something fails.
+func runBenchmark(ctx context.Context, cfg config, log logf, out io.Writer) (rep *report, err error) {
+	dir, err := os.MkdirTemp("", "bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("%w (logs kept in %s)", err, dir)
+		} else {
+			err = os.RemoveAll(dir)
+		}
+	}()
+	binary := filepath.Join(dir, "manager")
+	if err := managerproc.Build(ctx, binary); err != nil {
+		return nil, err
+	}
+	rep = &report{Started: time.Now().UTC()}
+	for i, qps := range cfg.qps {
+		cmp, err := runComparison(ctx, cfg, dir, binary, qps, cfg.bursts[i], log)
+		cmp.summarize()
+		rep.Comparisons = append(rep.Comparisons, cmp)
+		err = errors.Join(err, cmp.writeTable(out), rep.writeJSON(cfg.out))
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// runComparison runs every scenario cfg.reps times at one rate limit,
+// native and ours in turn, so that whatever slows the machine down meanwhile
+// slows both.
+func runComparison(ctx context.Context, cfg config, dir, binary string, qps, burst int, log logf) (cmp *comparison, err error) {
+	cmp = &comparison{Nodes: cfg.nodes, QPS: qps, Burst: burst, Reps: cfg.reps}
+	for _, sc := range cfg.scenarios {
+		cmp.Scenarios = append(cmp.Scenarios, sc.name)
+	}
+	log("%d nodes, QPS %d, burst %d: starting the cluster and both controllers", cfg.nodes, qps, burst)
+	env, err := startEnvironment(ctx, dir, binary, cfg.nodes, qps, burst)
+	defer func() { err = errors.Join(err, env.stop()) }()
+	if err != nil {
+		return cmp, err
+	}
+	notAvailable := map[string]bool{}
+	for rep := 1; rep <= cfg.reps; rep++ {
+		for _, sc := range cfg.scenarios {
+			// A feature missing once is missing every time.
+			if notAvailable[sc.name] {
+				continue
+			}
+			for _, c := range env.controllersOf(sc) {
+				r, err := env.measure(ctx, sc, c, rep)
+				if err != nil {
+					return cmp, fmt.Errorf("%s, %s, run %d: %w", sc.name, c.name, rep, err)
+				}
+				cmp.Runs = append(cmp.Runs, r)
+				if r.NotAvailable != "" {
+					notAvailable[sc.name] = true
+					log("%s, %s, run %d: %s", sc.name, c.name, rep, r.NotAvailable)
+					continue
+				}
+				log("%s, %s, run %d: %.1fs, %.0f writes", sc.name, c.name, rep, r.Figures[figWall], r.Figures[figWrites])
+			}
+		}
+	}
+	return cmp, nil
+}
+
+// controllersOf are the controllers that run sc, native first.
+func (e *environment) controllersOf(sc scenario) []*controller {
+	if sc.oursOnly {
+		return []*controller{e.ours}
+	}
+	return []*controller{e.native, e.ours}
+}
