@@ -83,9 +83,27 @@ type auditEvent struct {
 	} `json:"objectRef"`
 }
 
-// requestsSince counts the requests logged after offset whose user agent
-// ends with agentSuffix, by verb and resource.
-func (a *auditLog) requestsSince(offset int64, agentSuffix string) (counts, error) {
+// userAgent picks a client's requests out of the audit log.
+type userAgent struct{ prefix, suffix string }
+
+func (u userAgent) String() string { return u.prefix + "..." + u.suffix }
+
+func (u userAgent) matches(agent string) bool {
+	return strings.HasPrefix(agent, u.prefix) && strings.HasSuffix(agent, u.suffix)
+}
+
+// mark is a part of the JSON line of any request of the agent: most lines
+// are other clients', and are skipped before decoding.
+func (u userAgent) mark() []byte {
+	if u.prefix != "" {
+		return []byte(`"userAgent":"` + u.prefix)
+	}
+	return []byte(u.suffix + `"`)
+}
+
+// requestsSince counts the requests of agent logged after offset, by
+// verb and resource.
+func (a *auditLog) requestsSince(offset int64, agent userAgent) (counts, error) {
 	f, err := os.Open(a.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
@@ -95,18 +113,18 @@ func (a *auditLog) requestsSince(offset int64, agentSuffix string) (counts, erro
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
 	out := counts{}
+	mark := agent.mark()
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(nil, 1<<20)
 	for scanner.Scan() {
 		line := scanner.Bytes()
-		// Most lines are other clients': skip them before decoding.
-		if !bytes.Contains(line, []byte(agentSuffix)) {
+		if !bytes.Contains(line, mark) {
 			continue
 		}
 		var ev auditEvent
 		// A line that does not decode is one the API server is writing
 		// right now, after the measurement ended.
-		if json.Unmarshal(line, &ev) != nil || !strings.HasSuffix(ev.UserAgent, agentSuffix) || ev.ObjectRef == nil {
+		if json.Unmarshal(line, &ev) != nil || !agent.matches(ev.UserAgent) || ev.ObjectRef == nil {
 			continue
 		}
 		out[requestKey(ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Subresource)]++

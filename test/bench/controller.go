@@ -28,9 +28,10 @@ type controller struct {
 	requestCounter string
 	keyOf          func(*dto.Metric) string
 	// byResourceInProcess says the counter names resources; otherwise the
-	// requests by resource come from the audit log, by agentSuffix.
+	// writes by resource come from the audit log.
 	byResourceInProcess bool
-	agentSuffix         string
+	// agent picks its requests out of the audit log.
+	agent userAgent
 	// reconcilers are the controller-runtime controllers whose reconcile
 	// times are reported; the native controller has none.
 	reconcilers []string

@@ -29,9 +29,16 @@ type environment struct {
 	native, ours *controller
 }
 
-// nativeAgentSuffix ends the user agent of the DaemonSet controller's
-// client: kube-controller-manager names each controller's client after it.
-const nativeAgentSuffix = "/daemon-set-controller"
+// The user agents of the controllers' clients: kube-controller-manager
+// names each controller's client after it, and client-go's default starts
+// with the binary's name.
+var (
+	nativeAgent = userAgent{prefix: "kube-controller-manager/", suffix: "/daemon-set-controller"}
+	ourAgent    = userAgent{prefix: managerBinary + "/"}
+)
+
+// managerBinary is the name the manager is built under.
+const managerBinary = "manager"
 
 // startEnvironment starts a cluster of nodes in dir, kube-controller-manager
 // running the DaemonSet controller, and the manager built at binary, both
@@ -68,7 +75,7 @@ func startEnvironment(ctx context.Context, dir, binary string, nodes, qps, burst
 	// manager's requests, and the native controller runs without one too.
 	e.manager, err = managerproc.Start(ctx, managerproc.Options{
 		Name: "manager", Binary: binary, Kubeconfig: e.cluster.KubeconfigPath(),
-		LogPath: filepath.Join(dir, fmt.Sprintf("manager-%dqps.log", qps)),
+		LogPath: filepath.Join(dir, "manager.log"),
 		Args:    append(limits, "--metrics-secure=false"),
 	})
 	if err != nil {
@@ -82,7 +89,7 @@ func startEnvironment(ctx context.Context, dir, binary string, nodes, qps, burst
 		name: native, pid: e.cluster.ControllerManagerPID,
 		metricsURL:     controllerManagerURL + "/metrics",
 		requestCounter: "rest_client_requests_total", keyOf: nativeRequestKey,
-		agentSuffix: nativeAgentSuffix,
+		agent:       nativeAgent,
 		ownKinds:    []string{"daemonsets", "controllerrevisions"},
 		newWorkload: func() workload { return &daemonSet{c: e.client} },
 	}
@@ -90,10 +97,10 @@ func startEnvironment(ctx context.Context, dir, binary string, nodes, qps, burst
 		name: ours, pid: e.manager.PID,
 		metricsURL:     "http://" + e.manager.MetricsAddress() + "/metrics",
 		requestCounter: "extendeddaemonset_api_requests_total", keyOf: ourRequestKey,
-		byResourceInProcess: true,
-		reconcilers:         []string{"extendeddaemonset", "extendeddaemonsetreplicaset"},
-		ownKinds:            []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"},
-		newWorkload:         func() workload { return &extendedDaemonSet{c: e.client} },
+		byResourceInProcess: true, agent: ourAgent,
+		reconcilers: []string{"extendeddaemonset", "extendeddaemonsetreplicaset"},
+		ownKinds:    []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"},
+		newWorkload: func() workload { return &extendedDaemonSet{c: e.client} },
 	}
 	return e, nil
 }

@@ -63,10 +63,11 @@ func (e *environment) endMeasurement(ctx context.Context, c *controller, start m
 	if r.RequestsInProcess.total() == 0 {
 		return nil, fmt.Errorf("%s: %s counted no request during the rollout", c.name, c.requestCounter)
 	}
-	if c.agentSuffix != "" {
-		if r.RequestsAtAPIServer, err = e.audit.requestsSince(start.auditOffset, c.agentSuffix); err != nil {
-			return nil, err
-		}
+	if r.RequestsAtAPIServer, err = e.audit.requestsSince(start.auditOffset, c.agent); err != nil {
+		return nil, err
+	}
+	if r.RequestsAtAPIServer.total() == 0 {
+		return nil, fmt.Errorf("%s: no request of user agent %s in the audit log", c.name, c.agent)
 	}
 	byResource := r.RequestsAtAPIServer
 	if c.byResourceInProcess {
@@ -79,14 +80,17 @@ func (e *environment) endMeasurement(ctx context.Context, c *controller, start m
 	r.Figures = map[string]float64{
 		figWall:      wall.Seconds(),
 		figRequests:  r.RequestsInProcess.total(),
+		figAudited:   r.RequestsAtAPIServer.total(),
 		figWrites:    writes,
 		figPodWrites: pods / nodes,
 		figOwnWrites: own / nodes,
 		figEvtWrites: events / nodes,
 		figQPSFloor:  floor,
-		figOverFloor: wall.Seconds() / floor,
 		figPeakRSS:   peakRSS / (1 << 20),
 		figCPU:       end.cpu - start.process.cpu,
+	}
+	if floor > 0 {
+		r.Figures[figOverFloor] = wall.Seconds() / floor
 	}
 	for _, name := range c.reconcilers {
 		h := end.reconcile[name].since(start.process.reconcile[name])
@@ -120,6 +124,7 @@ func writesByKind(requests counts, ownKinds []string) (pods, own, events float64
 const (
 	figWall      = "wallSeconds"
 	figRequests  = "requests"
+	figAudited   = "requestsAtAPIServer"
 	figWrites    = "writes"
 	figPodWrites = "podWritesPerNode"
 	figOwnWrites = "ownKindWritesPerNode"

@@ -74,6 +74,7 @@ type figureRow struct {
 var figureRows = append([]figureRow{
 	{figWall, "wall time (s)", 1},
 	{figRequests, "requests sent (in process)", 0},
+	{figAudited, "requests received (audit log)", 0},
 	{figWrites, "writes sent (in process)", 0},
 	{figPodWrites, "pod writes / node", 2},
 	{figOwnWrites, "own-kind writes / node", 2},
@@ -122,7 +123,10 @@ Ours counts its requests in its process by verb and resource
 (extendeddaemonset_api_requests_total). Native's requests and writes are
 kube-controller-manager's rest_client_requests_total, by HTTP method, its
 garbage collector included; its writes per node are the API server audit
-log's requests from the daemon-set-controller user agent.
+log's requests from the daemon-set-controller user agent. The audit log
+row counts each controller's user agent, a check on the process's count.
+Native's peak RSS and CPU are kube-controller-manager's, garbage collector
+included.
 `)
 	if slices.Contains(c.Scenarios, "canary") {
 		fmt.Fprintf(&b, "The canary lasts %s, the shortest the CRD accepts: it refuses 0s.\n", canaryDuration)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
@@ -32,7 +33,7 @@ func runBenchmark(ctx context.Context, cfg config, log logf, out io.Writer) (rep
 			err = os.RemoveAll(dir)
 		}
 	}()
-	binary := filepath.Join(dir, "manager")
+	binary := filepath.Join(dir, managerBinary)
 	if err := managerproc.Build(ctx, binary); err != nil {
 		return nil, err
 	}
@@ -58,6 +59,10 @@ func runComparison(ctx context.Context, cfg config, dir, binary string, qps, bur
 		cmp.Scenarios = append(cmp.Scenarios, sc.name)
 	}
 	log("%d nodes, QPS %d, burst %d: starting the cluster and both controllers", cfg.nodes, qps, burst)
+	// Each comparison's audit log and manager log are its own.
+	if dir, err = os.MkdirTemp(dir, fmt.Sprintf("qps-%d-", qps)); err != nil {
+		return cmp, err
+	}
 	env, err := startEnvironment(ctx, dir, binary, cfg.nodes, qps, burst)
 	defer func() { err = errors.Join(err, env.stop()) }()
 	if err != nil {
@@ -72,6 +77,10 @@ func runComparison(ctx context.Context, cfg config, dir, binary string, qps, bur
 			}
 			for _, c := range env.controllersOf(sc) {
 				r, err := env.measure(ctx, sc, c, rep)
+				if exits := env.manager.Exits(); len(exits) > 0 {
+					// A restart resets the counters the figures are made of.
+					err = errors.Join(err, fmt.Errorf("the manager exited: %s", strings.Join(exits, "; ")))
+				}
 				if err != nil {
 					return cmp, fmt.Errorf("%s, %s, run %d: %w", sc.name, c.name, rep, err)
 				}
