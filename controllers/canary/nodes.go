@@ -4,6 +4,7 @@ package canary
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
@@ -133,17 +134,31 @@ func SelectNodes(candidates []Candidate, want int, keys []string, previous []str
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	for len(chosen) < want && len(rest) > 0 {
-		// rest is in preference order, so the first candidate of the least
-		// used group is the best pick.
-		best := 0
-		for i, c := range rest {
-			if perGroup[groupOf[c.Name]] < perGroup[groupOf[rest[best].Name]] {
-				best = i
-			}
+	// rest is in preference order, so the best pick is the first
+	// candidate of the least used group: groups queue their candidates in
+	// that order, and a heap orders the groups by use, then by their first
+	// candidate. A pick costs log(groups), not a scan of every candidate.
+	queues := &groupQueues{used: perGroup}
+	index := map[string]int{}
+	for i, c := range rest {
+		g := groupOf[c.Name]
+		q, ok := index[g]
+		if !ok {
+			q = len(queues.groups)
+			index[g] = q
+			queues.groups = append(queues.groups, &groupQueue{name: g})
 		}
-		take(rest[best])
-		rest = slices.Delete(rest, best, best+1)
+		queues.groups[q].candidates = append(queues.groups[q].candidates, rankedCandidate{c, i})
+	}
+	heap.Init(queues)
+	for len(chosen) < want && queues.Len() > 0 {
+		q := queues.groups[0]
+		take(q.candidates[0].Candidate)
+		if q.candidates = q.candidates[1:]; len(q.candidates) == 0 {
+			heap.Pop(queues)
+		} else {
+			heap.Fix(queues, 0)
+		}
 	}
 	slices.Sort(chosen)
 	return chosen
@@ -162,4 +177,43 @@ func group(c *Candidate, keys []string) string {
 		b.WriteByte('\x01')
 	}
 	return b.String()
+}
+
+// rankedCandidate is a candidate with its place in preference order.
+type rankedCandidate struct {
+	*Candidate
+	rank int
+}
+
+// groupQueue holds a group's candidates not picked yet, best first.
+type groupQueue struct {
+	name       string
+	candidates []rankedCandidate
+}
+
+// groupQueues is a heap of the groups that have candidates left: the least
+// used group first, then the one whose best candidate ranks first.
+type groupQueues struct {
+	groups []*groupQueue
+	used   map[string]int
+}
+
+func (h *groupQueues) Len() int { return len(h.groups) }
+
+func (h *groupQueues) Less(i, j int) bool {
+	a, b := h.groups[i], h.groups[j]
+	if ua, ub := h.used[a.name], h.used[b.name]; ua != ub {
+		return ua < ub
+	}
+	return a.candidates[0].rank < b.candidates[0].rank
+}
+
+func (h *groupQueues) Swap(i, j int) { h.groups[i], h.groups[j] = h.groups[j], h.groups[i] }
+
+func (h *groupQueues) Push(x any) { h.groups = append(h.groups, x.(*groupQueue)) }
+
+func (h *groupQueues) Pop() any {
+	last := h.groups[len(h.groups)-1]
+	h.groups = h.groups[:len(h.groups)-1]
+	return last
 }
