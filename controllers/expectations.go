@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -19,9 +20,10 @@ const expectationTTL = 2 * time.Minute
 // did not must not hold a node up for long.
 const uncertainTTL = 30 * time.Second
 
-// expectations remember the pods this controller created and deleted that
-// the informer cache may not show yet, so that a reconcile on a stale cache
-// neither creates a second pod on a node nor deletes a pod twice. They are
+// expectations remember the pods this controller created, deleted and
+// patched that the informer cache may not show yet, so that a reconcile on
+// a stale cache neither creates a second pod on a node, nor deletes a pod
+// twice, nor takes a pod it moved to a new replica set for an old one. They are
 // kept per ExtendedDaemonSet, the scope within which pods are replaced.
 type expectations struct {
 	mu      sync.Mutex
@@ -31,6 +33,7 @@ type expectations struct {
 type pendingWrites struct {
 	created map[string]createdPod
 	deleted map[types.UID]deletedPod
+	patched map[types.UID]patchedPod
 }
 
 // createdPod and deletedPod are trusted until their deadline.
@@ -43,6 +46,14 @@ type deletedPod struct {
 	at, until time.Time
 }
 
+// patchedPod is a pod as a patch left it, trusted while the cache shows a
+// version the patch, or an earlier one on the way to it, was based on.
+type patchedPod struct {
+	pod   *corev1.Pod
+	stale []string
+	until time.Time
+}
+
 func newExpectations() *expectations {
 	return &expectations{byOwner: map[types.NamespacedName]*pendingWrites{}}
 }
@@ -50,7 +61,7 @@ func newExpectations() *expectations {
 func (e *expectations) writes(owner types.NamespacedName) *pendingWrites {
 	w, ok := e.byOwner[owner]
 	if !ok {
-		w = &pendingWrites{created: map[string]createdPod{}, deleted: map[types.UID]deletedPod{}}
+		w = &pendingWrites{created: map[string]createdPod{}, deleted: map[types.UID]deletedPod{}, patched: map[types.UID]patchedPod{}}
 		e.byOwner[owner] = w
 	}
 	return w
@@ -89,6 +100,31 @@ func (e *expectations) deleted(owner types.NamespacedName, uid types.UID, at, un
 	e.writes(owner).deleted[uid] = deletedPod{at: at, until: until}
 }
 
+// Patched records a pod as the API server returned it from a patch based
+// on resourceVersion stale.
+func (e *expectations) Patched(owner types.NamespacedName, pod *corev1.Pod, stale string, now time.Time) {
+	e.patched(owner, pod, stale, now.Add(expectationTTL))
+}
+
+// MayHavePatched records a pod as a patch whose answer was lost would have
+// left it.
+func (e *expectations) MayHavePatched(owner types.NamespacedName, pod *corev1.Pod, stale string, now time.Time) {
+	e.patched(owner, pod, stale, now.Add(uncertainTTL))
+}
+
+func (e *expectations) patched(owner types.NamespacedName, pod *corev1.Pod, stale string, until time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w := e.writes(owner)
+	versions := []string{stale}
+	if prev, ok := w.patched[pod.UID]; ok && prev.pod.ResourceVersion == stale {
+		// A patch on a patch the cache has not shown yet: the cache may
+		// still show the version before the first one.
+		versions = append(versions, prev.stale...)
+	}
+	w.patched[pod.UID] = patchedPod{pod: pod.DeepCopy(), stale: versions, until: until}
+}
+
 // Next is the soonest deadline of owner's records, zero when none: past
 // it the cache is believed again, and no watch event may come to say so.
 func (e *expectations) Next(owner types.NamespacedName) time.Time {
@@ -107,6 +143,9 @@ func (e *expectations) Next(owner types.NamespacedName) time.Time {
 		for _, d := range w.deleted {
 			earlier(d.until)
 		}
+		for _, p := range w.patched {
+			earlier(p.until)
+		}
 	}
 	return next
 }
@@ -120,8 +159,9 @@ func (e *expectations) Forget(owner types.NamespacedName) {
 
 // Apply returns the pods as they are after the recorded writes: created
 // pods the cache lacks are added, deleted pods the cache still shows live
-// are marked terminating. Writes the cache reflects, or past their
-// deadline, are forgotten. cached is not modified.
+// are marked terminating, patched pods the cache shows as they were before
+// the patch are replaced by their patched version. Writes the cache
+// reflects, or past their deadline, are forgotten. cached is not modified.
 func (e *expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, now time.Time) []*corev1.Pod {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -135,6 +175,13 @@ func (e *expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, n
 	for _, pod := range cached {
 		seen[pod.Name] = true
 		live[pod.UID] = true
+		// The patch was based on the version the cache shows: any other
+		// one is the patch's or later, since the patch required it.
+		if p, ok := w.patched[pod.UID]; ok && slices.Contains(p.stale, pod.ResourceVersion) && now.Before(p.until) {
+			pod = p.pod
+		} else if ok {
+			delete(w.patched, pod.UID)
+		}
 		if d, deleting := w.deleted[pod.UID]; deleting && pod.DeletionTimestamp == nil && now.Before(d.until) {
 			pod = pod.DeepCopy()
 			pod.DeletionTimestamp = &metav1.Time{Time: d.at}
@@ -156,7 +203,12 @@ func (e *expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, n
 			delete(w.deleted, uid)
 		}
 	}
-	if len(w.created) == 0 && len(w.deleted) == 0 {
+	for uid := range w.patched {
+		if !live[uid] {
+			delete(w.patched, uid)
+		}
+	}
+	if len(w.created) == 0 && len(w.deleted) == 0 && len(w.patched) == 0 {
 		delete(e.byOwner, owner)
 	}
 	return out

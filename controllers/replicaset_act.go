@@ -23,11 +23,12 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
-// act carries out a plan: deletions first, then creations in doubling
-// batches (1, 2, 4, ...) that stop at the first batch with an error, so a
-// quota or admission problem costs one failed call, not hundreds. It
-// returns how many writes the API server accepted; refusals are told as
-// warning events, at most once per cause and interval.
+// act carries out a plan: deletions and in-place updates first, then
+// creations in doubling batches (1, 2, 4, ...) that stop at the first batch
+// with an error, so a quota or admission problem costs one failed call, not
+// hundreds. It also opens the in-place readiness gates of pods ready to
+// serve. It returns how many writes the API server accepted; refusals are
+// told as warning events, at most once per cause and interval.
 func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan,
 ) (int, error) {
@@ -36,6 +37,10 @@ func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDa
 		r.backoff.Next(backoffKey(eds, node), now)
 	}
 	done, deleteErr := r.deletePods(ctx, eds, ers, obs, plan.Delete)
+	updated, updateErr := r.updateInPlace(ctx, eds, ers, obs, plan.UpdateInPlace)
+	opened, gateErr := r.openGates(ctx, eds, ers, obs)
+	done += updated + opened
+	deleteErr = errors.Join(deleteErr, updateErr, gateErr)
 	remaining := plan.Create
 	for batch := 1; len(remaining) > 0; batch *= 2 {
 		n := min(batch, len(remaining))
@@ -191,6 +196,10 @@ func (r *ReplicaSetReconciler) newPod(eds *v1alpha1.ExtendedDaemonSet, ers *v1al
 	// that a creation whose answer is lost can be expected by name.
 	pod.Name = generateName(pod.GenerateName)
 	pod.Spec.NodeName = ""
+	if inPlaceGate(eds) && !gated(pod) {
+		// A readiness gate can only be set at creation.
+		pod.Spec.ReadinessGates = append(pod.Spec.ReadinessGates, corev1.PodReadinessGate{ConditionType: v1alpha1.InPlaceUpdateReadyCondition})
+	}
 	if err := controllerutil.SetControllerReference(ers, pod, r.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning pod: %w", err)
 	}

@@ -122,6 +122,11 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.input.Params.Frozen = true
 	}
 	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
+	if inPlaceMode(eds) {
+		if err := r.markInPlace(ctx, eds, ers, obs); err != nil {
+			return nil, err
+		}
+	}
 	settings, err := listSettings(ctx, r.Client, eds.Namespace)
 	if err != nil {
 		return nil, err
@@ -217,7 +222,9 @@ func rolloutPod(pod *corev1.Pod, node string, mine bool) rollout.Pod {
 		Failed:        pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded,
 		Terminating:   pod.DeletionTimestamp != nil,
 		Unschedulable: placement.Unschedulable(pod),
-		ReadySince:    placement.ReadySince(pod).Time,
+		Updating:      updating(pod),
+		Draining:      draining(pod),
+		ReadySince:    inPlaceReadySince(pod, placement.ReadySince(pod).Time),
 		CreatedAt:     pod.CreationTimestamp.Time,
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 func inPlace(p *Pod)  { p.InPlace = true }
 func updating(p *Pod) { p.Updating = true }
+func draining(p *Pod) { p.Draining = true }
 
 // inPlaceOn puts an available old pod named o-<node>, updatable in place,
 // on each node.
@@ -71,8 +72,15 @@ func TestComputeInPlace(t *testing.T) {
 			counts:  &Counts{Desired: 2, Current: 1, Ready: 1, Old: 1, Unavailable: 1},
 		},
 		{
-			name:   "an unavailable old pod is updated in place at no cost to the budget",
-			in:     input(Params{MaxUnavailable: 1, MaxParallelPodCreation: 100}, desiredNodes("a", "b"), oldPod("o-a", "a", inPlace, notReady), oldPod("o-b", "b", inPlace)),
+			name: "an old pod draining behind its readiness gate is unavailable and waits",
+			in: input(Params{MaxUnavailable: 1, MaxParallelPodCreation: 100}, desiredNodes("a", "b"),
+				oldPod("o-a", "a", inPlace, draining), oldPod("o-b", "b", inPlace)),
+			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+		{
+			name: "once drained it is updated, at no further cost",
+			in: input(Params{MaxUnavailable: 1, MaxParallelPodCreation: 100}, desiredNodes("a", "b"),
+				oldPod("o-a", "a", inPlace, notReady), oldPod("o-b", "b", inPlace)),
 			update: []InPlaceUpdate{updated("o-a", "a")},
 			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
 		},

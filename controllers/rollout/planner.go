@@ -137,6 +137,9 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 		if !terminating {
 			p.surgeable = append(p.surgeable, *oldPod)
 		}
+	case oldPod.Draining:
+		// Its in-place update is under way; it goes on once drained.
+		p.markUnavailable(nil)
 	default:
 		p.markUnavailable(nil)
 		p.oldUnavailable = append(p.oldUnavailable, *oldPod)

@@ -223,14 +223,16 @@ func (w *world) genState(r *rand.Rand, p *Pod, quiet bool) {
 	}
 }
 
-// markInPlace flags, at random, old pods as updatable in place and new
-// pods as mid-update, as a rollout with InPlaceIfPossible sees them.
+// markInPlace flags, at random, old pods as updatable in place (some of them
+// draining behind their readiness gate) and new pods as mid-update, as a
+// rollout with InPlaceIfPossible sees them.
 func (w *world) markInPlace(r *rand.Rand) {
 	for node, pods := range w.pods {
 		for i := range pods {
 			switch p := &pods[i]; {
 			case !p.New:
 				p.InPlace = r.IntN(2) == 0
+				p.Draining = p.InPlace && !p.Failed && !p.Terminating && r.IntN(10) == 0
 			case !p.Failed && !p.Terminating:
 				p.Updating = r.IntN(5) == 0
 			}
@@ -345,11 +347,11 @@ func (w *world) surgeNodes() int {
 }
 
 // quiet reports that nothing is in flight: every new pod is available and no
-// pod is terminating or failed, and no backoff runs.
+// pod is terminating, failed or draining, and no backoff runs.
 func (w *world) quiet() bool {
 	for _, pods := range w.pods {
 		for _, p := range pods {
-			if p.Terminating || p.Failed || (p.New && !w.available(&p)) {
+			if p.Terminating || p.Failed || p.Draining || (p.New && !w.available(&p)) {
 				return false
 			}
 		}
@@ -650,6 +652,8 @@ func (w *world) settle(plan Plan, r *rand.Rand) {
 			case p.Failed || p.Terminating:
 			case p.Updating && !chance(25):
 				p.Updating, p.ReadySince = false, w.now
+			case p.Draining && !chance(25):
+				p.Draining, p.ReadySince = false, time.Time{}
 			case chance(3):
 				p.Failed = true
 			case chance(25):

@@ -50,6 +50,10 @@ type Pod struct {
 	// containers do not all run them yet. It is not ready, whatever its
 	// Ready condition says.
 	Updating bool
+	// Draining: an old pod being taken out of service for an in-place
+	// update (its readiness gate closed, its Ready condition not yet
+	// False). It is not ready, and its images are patched once it drained.
+	Draining bool
 	// ReadySince is when the pod last became ready; zero when not ready.
 	ReadySince time.Time
 	// CreatedAt orders duplicates: the older pod is kept.
@@ -58,7 +62,7 @@ type Pod struct {
 
 // Ready reports whether the pod is ready.
 func (p *Pod) Ready() bool {
-	return !p.ReadySince.IsZero() && !p.Terminating && !p.Failed && !p.Updating
+	return !p.ReadySince.IsZero() && !p.Terminating && !p.Failed && !p.Updating && !p.Draining
 }
 
 // Available reports whether the pod has been ready for minReady at now.

@@ -18,8 +18,10 @@ var managerGrants = map[string][]string{
 	// Cache only.
 	"/nodes": {"list", "watch"},
 	// Cache, plus the API reader's list of a migrated DaemonSet's pods;
-	// pods are created and deleted, never changed.
-	"/pods": {"create", "delete", "list", "watch"},
+	// pods are created and deleted, and patched only by an in-place update
+	// (images, labels, owner) and its readiness gate (status).
+	"/pods":        {"create", "delete", "list", "patch", "watch"},
+	"/pods/status": {"patch"},
 	// One named Secret per analysis, read around the cache.
 	"/secrets": {"get"},
 	// The DaemonSet an ExtendedDaemonSet migrates from, read around the cache.
