@@ -179,9 +179,10 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 			restarts[placement.TargetNode(pod)] += c.RestartCount
 		}
 	}
+	fitter := placement.NewFitter(&current.Spec.Template)
 	for i := range nodes {
 		node := &nodes[i]
-		if !placement.NodeFit(&current.Spec.Template, node).ShouldRun {
+		if !fitter.Fit(node).ShouldRun {
 			continue
 		}
 		in.Desired++

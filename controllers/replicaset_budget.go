@@ -29,9 +29,9 @@ func progressDeadline(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
 // fitting counts the nodes template fits: what percentages of the shared
 // budgets resolve against.
 func fitting(template *corev1.PodTemplateSpec, nodes []corev1.Node) int {
-	n := 0
+	n, fitter := 0, placement.NewFitter(template)
 	for i := range nodes {
-		if placement.NodeFit(template, &nodes[i]).ShouldRun {
+		if fitter.Fit(&nodes[i]).ShouldRun {
 			n++
 		}
 	}

@@ -162,11 +162,12 @@ func nodeBackoff(byKey map[string]time.Time, eds *v1alpha1.ExtendedDaemonSet) ma
 // addNodes states, for every node the replica set takes care of, whether its
 // template fits there.
 func (o *observation) addNodes(nodes []corev1.Node, template *corev1.PodTemplateSpec, responsible func(string) bool) {
+	fitter := placement.NewFitter(template)
 	for i := range nodes {
 		if !responsible(nodes[i].Name) {
 			continue
 		}
-		fit := placement.NodeFit(template, &nodes[i])
+		fit := fitter.Fit(&nodes[i])
 		o.input.Nodes = append(o.input.Nodes, rollout.Node{
 			Name: nodes[i].Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
 			Unresponsive: o.unresponsive[nodes[i].Name],

@@ -24,16 +24,33 @@ type Fit struct {
 // node affinity, then taints against the template's tolerations plus the
 // standard DaemonSet tolerations.
 func NodeFit(template *corev1.PodTemplateSpec, node *corev1.Node) Fit {
+	return NewFitter(template).Fit(node)
+}
+
+// Fitter matches one template against many nodes: the tolerations and
+// the node affinity are worked out once, not once per node.
+type Fitter struct {
+	affinity    nodeaffinity.RequiredNodeAffinity
+	tolerations []corev1.Toleration
+}
+
+// NewFitter prepares template for matching against nodes.
+func NewFitter(template *corev1.PodTemplateSpec) *Fitter {
 	pod := &corev1.Pod{Spec: template.Spec}
 	pod.Spec.Tolerations = WithDaemonTolerations(template.Spec.Tolerations, template.Spec.HostNetwork)
+	return &Fitter{affinity: nodeaffinity.GetRequiredNodeAffinity(pod), tolerations: pod.Spec.Tolerations}
+}
+
+// Fit is what the template says about node.
+func (f *Fitter) Fit(node *corev1.Node) Fit {
 	// An affinity that does not parse matches no node, as for upstream.
-	if fits, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err != nil || !fits {
+	if fits, err := f.affinity.Match(node); err != nil || !fits {
 		return Fit{}
 	}
-	if !untolerated(node, pod.Spec.Tolerations, corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute) {
+	if !untolerated(node, f.tolerations, corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute) {
 		return Fit{ShouldRun: true, ShouldContinueRunning: true}
 	}
-	return Fit{ShouldContinueRunning: !untolerated(node, pod.Spec.Tolerations, corev1.TaintEffectNoExecute)}
+	return Fit{ShouldContinueRunning: !untolerated(node, f.tolerations, corev1.TaintEffectNoExecute)}
 }
 
 func untolerated(node *corev1.Node, tolerations []corev1.Toleration, effects ...corev1.TaintEffect) bool {
