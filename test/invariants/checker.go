@@ -118,7 +118,11 @@ type failedCanary struct {
 type podInfo struct {
 	name, eds, replicaSet, node string
 	ready, terminating          bool
-	firstSeen                   time.Time
+	// updating: the pod is being updated in place (an image its
+	// containers do not run yet, or its in-place readiness gate closed):
+	// the rollout took it down.
+	updating  bool
+	firstSeen time.Time
 }
 
 // suspect is a budget breach waiting out the grace period.
@@ -246,7 +250,8 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 	prev, known := c.pods[pod.UID]
 	info := podInfo{
 		name: pod.Name, eds: eds, replicaSet: pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel],
-		node: placement.TargetNode(pod), ready: RunningAndReady(pod), terminating: pod.DeletionTimestamp != nil, firstSeen: now,
+		node: placement.TargetNode(pod), ready: RunningAndReady(pod), terminating: pod.DeletionTimestamp != nil,
+		updating: imageChanging(pod) || inPlaceGateClosed(pod), firstSeen: now,
 	}
 	if known {
 		info.firstSeen = prev.firstSeen
@@ -269,8 +274,8 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 		if !known && c.synced {
 			c.created[info.node+"/"+info.replicaSet]++
 			c.note(now, "pod %s on %s (%s) created", pod.Name, info.node, info.replicaSet)
-		} else if known && (prev.ready != info.ready || prev.terminating != info.terminating) {
-			c.note(now, "pod %s on %s (%s) ready=%t terminating=%t", pod.Name, info.node, info.replicaSet, info.ready, info.terminating)
+		} else if known && (prev.ready != info.ready || prev.terminating != info.terminating || prev.updating != info.updating) {
+			c.note(now, "pod %s on %s (%s) ready=%t terminating=%t updating=%t", pod.Name, info.node, info.replicaSet, info.ready, info.terminating, info.updating)
 		}
 	}
 	if s := c.sets[eds]; s != nil && info.node != "" {
@@ -338,10 +343,11 @@ func (c *Checker) settle(s *setState, node string, now time.Time, changed types.
 	s.available[node] = is
 	switch {
 	case was && !is:
-		// The agent that was available is gone or going: the rollout took
-		// it. Still there but unready: it failed alone.
+		// The agent that was available is gone, going, or being updated in
+		// place: the rollout took it. Still there but unready: it failed
+		// alone.
 		p, ok := c.pods[changed]
-		byRollout := !ok || p.terminating || !c.hasLivePod(s.eds.Name, node)
+		byRollout := !ok || p.terminating || p.updating || !c.hasLivePod(s.eds.Name, node)
 		s.outages[node] = outage{since: now, byRollout: byRollout}
 		if byRollout {
 			c.checkBudget(s, node, now)
@@ -580,9 +586,11 @@ func (c *Checker) noteStatus(before, eds *v1alpha1.ExtendedDaemonSet, now time.T
 }
 
 // RunningAndReady is what the rules count as an available agent: a running
-// pod whose Ready condition is True.
+// pod whose Ready condition is True and whose containers run the images it
+// specifies (an image patched in place is not running until its container
+// says so, whatever the Ready condition still says).
 func RunningAndReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning {
+	if pod.Status.Phase != corev1.PodRunning || imageChanging(pod) {
 		return false
 	}
 	for _, cond := range pod.Status.Conditions {
@@ -603,4 +611,37 @@ func nodeReady(node *corev1.Node) bool {
 		}
 	}
 	return true
+}
+
+// imageChanging reports whether a container's status shows another image
+// than its spec: an image was patched and the container not restarted on it
+// yet. The kubelet reports the image as the spec gives it. Init containers
+// count only when restartable: the others are not run again.
+func imageChanging(pod *corev1.Pod) bool {
+	changing := func(containers []corev1.Container, statuses []corev1.ContainerStatus, sidecarsOnly bool) bool {
+		for _, c := range containers {
+			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+				continue
+			}
+			for _, st := range statuses {
+				if st.Name == c.Name && st.Image != c.Image {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return changing(pod.Spec.Containers, pod.Status.ContainerStatuses, false) ||
+		changing(pod.Spec.InitContainers, pod.Status.InitContainerStatuses, true)
+}
+
+// inPlaceGateClosed reports whether the pod's in-place readiness gate is
+// False: the controller took it out of service to update it.
+func inPlaceGateClosed(pod *corev1.Pod) bool {
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == v1alpha1.InPlaceUpdateReadyCondition {
+			return cond.Status == corev1.ConditionFalse
+		}
+	}
+	return false
 }

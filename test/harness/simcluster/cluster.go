@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -46,6 +47,10 @@ type Options struct {
 	// Logs, if set, receives every component's output, each line prefixed
 	// with the component's name.
 	Logs io.Writer
+	// ImageUpdateDelay is how long the simulated kubelet takes for each
+	// step of an image update on a running pod (stop, start) and to follow
+	// a readiness gate turned False; DefaultImageUpdateDelay when zero.
+	ImageUpdateDelay time.Duration
 }
 
 // forbiddenControllers name the node lifecycle controller, alone or in "*".

@@ -149,7 +149,7 @@ func (c *Cluster) componentKubeconfig() string { return filepath.Join(c.dir, "ad
 func (c *Cluster) startClients(ctx context.Context, schedulerPort, controllerPort string) error {
 	kwokHome := filepath.Join(c.dir, "kwok")
 	stagesPath := filepath.Join(kwokHome, "stages.yaml")
-	if err := writeKwokStages(stagesPath); err != nil {
+	if err := writeKwokStages(stagesPath, c.opts.ImageUpdateDelay); err != nil {
 		return err
 	}
 	kubeconfig := "--kubeconfig=" + c.componentKubeconfig()
@@ -200,12 +200,15 @@ func (c *Cluster) startClients(ctx context.Context, schedulerPort, controllerPor
 
 // writeKwokStages writes kwok's own fast stages: nodes turn Ready at once,
 // pods bound to them turn Running and Ready, finish when their containers
-// would, and go away when deleted. No heartbeat stage: nothing here watches
-// node leases, and at thousands of nodes heartbeats are pure load.
-func writeKwokStages(path string) error {
+// would, and go away when deleted; and the kubelet's part in an image
+// update of a running pod and in readiness gates (kubeletStages). No
+// heartbeat stage: nothing here watches node leases, and at thousands of
+// nodes heartbeats are pure load.
+func writeKwokStages(path string, imageUpdateDelay time.Duration) error {
 	stages := strings.Join([]string{
 		nodefast.DefaultNodeInit,
 		podfast.DefaultPodReady, podfast.DefaultPodComplete, podfast.DefaultPodDelete,
+		kubeletStagesYAML(imageUpdateDelay),
 	}, "\n---\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating kwok directory: %w", err)
