@@ -282,27 +282,42 @@ func FuzzCompute(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := rand.New(newByteSource(data))
-		fleet := genFuzzFleet(t, r)
-		order := []string{canaryRS, activeRS}
-		if r.IntN(2) == 0 {
-			order[0], order[1] = order[1], order[0]
-		}
-		for _, rs := range order {
-			w := fleet.sides[rs]
-			plan, errs := fleet.planSide(rs)
-			after, err := apply(w, plan)
-			if err != nil {
-				errs = append(errs, err.Error())
-			}
-			if len(errs) == 0 {
-				errs = checkSide(fleet, rs, plan, after)
-			}
-			if len(errs) > 0 {
-				t.Fatalf("%s on %d nodes (%d of the other side), params %+v:\n  %s\nplan %+v",
-					rs, len(w.nodes), len(fleet.sides[other(rs)].nodes), w.params, strings.Join(errs, "\n  "), plan)
-			}
-			fleet.sides[rs] = after
-		}
+		fuzzFleetRound(t, data, false)
+		// The same fleet rolling out with InPlaceIfPossible: the flags come
+		// from a stream of their own, so the corpus replays as before.
+		fuzzFleetRound(t, data, true)
 	})
+}
+
+// fuzzFleetRound plans both sides of the fleet data draws, with pods
+// flagged for in-place updates when inPlace is set.
+func fuzzFleetRound(t *testing.T, data []byte, inPlace bool) {
+	r := rand.New(newByteSource(data))
+	fleet := genFuzzFleet(t, r)
+	if inPlace {
+		flags := rand.New(rand.NewPCG(uint64(len(data)), inPlaceOffset))
+		for _, rs := range []string{canaryRS, activeRS} {
+			fleet.sides[rs].markInPlace(flags)
+		}
+	}
+	order := []string{canaryRS, activeRS}
+	if r.IntN(2) == 0 {
+		order[0], order[1] = order[1], order[0]
+	}
+	for _, rs := range order {
+		w := fleet.sides[rs]
+		plan, errs := fleet.planSide(rs)
+		after, err := apply(w, plan)
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+		if len(errs) == 0 {
+			errs = checkSide(fleet, rs, plan, after)
+		}
+		if len(errs) > 0 {
+			t.Fatalf("%s on %d nodes (%d of the other side), in place %t, params %+v:\n  %s\nplan %+v",
+				rs, len(w.nodes), len(fleet.sides[other(rs)].nodes), inPlace, w.params, strings.Join(errs, "\n  "), plan)
+		}
+		fleet.sides[rs] = after
+	}
 }
