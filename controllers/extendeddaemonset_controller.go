@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -40,6 +41,8 @@ type ExtendedDaemonSetReconciler struct {
 	// queriers are the Prometheus clients of the analyses, one per
 	// provider and credentials; the zero value is ready.
 	queriers analysis.Queriers
+	// statusWrites paces the writes of counters.
+	statusWrites statusWrites
 }
 
 // SetupWithManager registers the reconciler; a change of any replica set
@@ -104,6 +107,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	eds := &v1alpha1.ExtendedDaemonSet{}
 	if err := r.Get(ctx, req.NamespacedName, eds); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.statusWrites.forget(req.NamespacedName)
 			analysisMetrics().Forget(req.Namespace, req.Name)
 			extendedDaemonSetMetrics().forget(req.Namespace, req.Name)
 		}
@@ -121,6 +125,11 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 
 	obs, requeue, err := r.reconcile(ctx, eds)
 	setExtendedDaemonSetStatus(eds, obs, err)
+	if delay := counterWriteDelay(extendedDaemonSetCountersOnly(&before.Status, &eds.Status), r.statusWrites.last(req.NamespacedName), metav1.Now().Time); delay > 0 {
+		// Counters alone moved, and were written a moment ago: they go
+		// out with the next change, or once the interval has passed.
+		return ctrl.Result{RequeueAfter: soonest(requeue, delay)}, err
+	}
 	switch perr := patchStatusOf(ctx, r.Client, before, eds); {
 	case apierrors.IsConflict(perr):
 		// This pass read a version the API server has since replaced (a
@@ -134,6 +143,9 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	// Told once the status that records them is written: a failed patch
 	// is retried and would tell them twice.
 	now := metav1.Now().Time
+	if !equality.Semantic.DeepEqual(before.Status, eds.Status) {
+		r.statusWrites.wrote(req.NamespacedName, now)
+	}
 	r.tellTransitions(before, eds, obs.canaryNote, now)
 	extendedDaemonSetMetrics().observe(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), now)
 	switch {

@@ -160,7 +160,7 @@ func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1a
 	if equality.Semantic.DeepEqual(before.Status, ers.Status) {
 		return 0, nil
 	}
-	if delay := statusWriteDelay(&before.Status, &ers.Status, r.statusWrites.last(key), now); delay > 0 {
+	if delay := counterWriteDelay(replicaSetCountersOnly(&before.Status, &ers.Status), r.statusWrites.last(key), now); delay > 0 {
 		return delay, nil
 	}
 	if err := patchStatus(ctx, r.Client, before, ers); err != nil {

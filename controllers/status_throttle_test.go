@@ -10,7 +10,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
-func TestStatusWriteDelay(t *testing.T) {
+func TestReplicaSetCounterWriteDelay(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
 	base := v1alpha1.ExtendedDaemonSetReplicaSetStatus{
 		Status: v1alpha1.ReplicaSetActive, Desired: 100, Current: 100, Ready: 90, Available: 90, UpToDate: 40,
@@ -55,7 +55,26 @@ func TestStatusWriteDelay(t *testing.T) {
 			after := *base.DeepCopy()
 			tc.change(&after)
 			g := gomega.NewWithT(t)
-			g.Expect(statusWriteDelay(&base, &after, tc.lastWrite, now)).To(gomega.Equal(tc.want))
+			g.Expect(counterWriteDelay(replicaSetCountersOnly(&base, &after), tc.lastWrite, now)).To(gomega.Equal(tc.want))
 		})
 	}
+}
+
+func TestExtendedDaemonSetCountersOnly(t *testing.T) {
+	g := gomega.NewWithT(t)
+	base := v1alpha1.ExtendedDaemonSetStatus{
+		Desired: 10, Current: 10, Ready: 8, Available: 8, UpToDate: 3, ActiveReplicaSet: "agent-a",
+		Conditions: []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionFalse, Reason: v1alpha1.ReasonRollingUpdate}},
+	}
+	changed := func(change func(*v1alpha1.ExtendedDaemonSetStatus)) bool {
+		after := *base.DeepCopy()
+		change(&after)
+		return extendedDaemonSetCountersOnly(&base, &after)
+	}
+	g.Expect(changed(func(*v1alpha1.ExtendedDaemonSetStatus) {})).To(gomega.BeFalse(), "nothing to write")
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.UpToDate, s.Available = 4, 9 })).To(gomega.BeTrue())
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.UpToDate, s.ActiveReplicaSet = 4, "agent-b" })).To(gomega.BeFalse(), "a promotion goes at once")
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-b"} })).To(gomega.BeFalse())
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Conditions[0].Status = metav1.ConditionTrue })).To(gomega.BeFalse())
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.ObservedGeneration = 3 })).To(gomega.BeFalse())
 }

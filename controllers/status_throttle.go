@@ -1,0 +1,64 @@
+package controllers
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// counterWriteInterval is the least time between two status writes of an
+// object that change only counters. During a rollout the counters move
+// with every pod; written each time, they would cost a request per pod
+// event, as many as the pod writes themselves. A reader (kubectl, a
+// dashboard) needs them about every second; what gates Flux and Argo CD,
+// the conditions and the roles, is written at once.
+const counterWriteInterval = time.Second
+
+// counterWriteDelay is how long a status change may wait before it is
+// written: zero unless it changes counters only, else what is left of
+// counterWriteInterval since the last write.
+func counterWriteDelay(countersOnly bool, lastWrite, now time.Time) time.Duration {
+	if !countersOnly {
+		return 0
+	}
+	return max(0, lastWrite.Add(counterWriteInterval).Sub(now))
+}
+
+// replicaSetCountersOnly reports a status change of counters alone, and the
+// progress time that follows them.
+func replicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
+	b, a := *before, *after
+	for _, st := range []*v1alpha1.ExtendedDaemonSetReplicaSetStatus{&b, &a} {
+		st.Desired, st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0, 0
+		st.LastProgressTime = nil
+	}
+	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
+}
+
+// extendedDaemonSetCountersOnly reports a status change of counters alone.
+func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStatus) bool {
+	b, a := *before, *after
+	for _, st := range []*v1alpha1.ExtendedDaemonSetStatus{&b, &a} {
+		st.Desired, st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0, 0
+	}
+	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
+}
+
+// statusWrites remembers when each object's status was last written,
+// by this process: a restarted manager writes at once, which is safe.
+type statusWrites struct{ at sync.Map }
+
+func (w *statusWrites) last(key types.NamespacedName) time.Time {
+	if t, ok := w.at.Load(key); ok {
+		return t.(time.Time)
+	}
+	return time.Time{}
+}
+
+func (w *statusWrites) wrote(key types.NamespacedName, now time.Time) { w.at.Store(key, now) }
+
+func (w *statusWrites) forget(key types.NamespacedName) { w.at.Delete(key) }
