@@ -86,10 +86,14 @@ func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 	return nil
 }
 
-// listPods returns the cached pods of an ExtendedDaemonSet.
+// listPods returns the cached pods of an ExtendedDaemonSet, shared with
+// the cache: read them, copy one before writing it. Every pass lists every
+// pod; deep copies of thousands of them were most of the manager's
+// allocations.
 func listPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*corev1.Pod, error) {
 	var list corev1.PodList
-	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{podOwnerIndex: namespace + "/" + eds}); err != nil {
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{podOwnerIndex: namespace + "/" + eds},
+		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods of %s/%s: %w", namespace, eds, err)
 	}
 	pods := make([]*corev1.Pod, len(list.Items))
@@ -97,4 +101,13 @@ func listPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*c
 		pods[i] = &list.Items[i]
 	}
 	return pods, nil
+}
+
+// listNodes returns the cached nodes, shared with the cache: read only.
+func listNodes(ctx context.Context, c client.Reader) ([]corev1.Node, error) {
+	var list corev1.NodeList
+	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	return list.Items, nil
 }

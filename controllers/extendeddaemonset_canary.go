@@ -89,11 +89,11 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	current *v1alpha1.ExtendedDaemonSetReplicaSet,
 ) (*canaryNote, time.Duration, error) {
 	// The canary picks its nodes among all, and keeps them healthy.
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return nil, 0, fmt.Errorf("listing nodes: %w", err)
+	nodes, err := listNodes(ctx, r.Client)
+	if err != nil {
+		return nil, 0, err
 	}
-	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes.Items)
+	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -70,9 +70,13 @@ func waitingReason(pod *corev1.Pod) string {
 	if pod == nil {
 		return ""
 	}
-	for _, c := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
-		if w := c.State.Waiting; w != nil && w.Reason != "" {
-			return ": " + w.Reason
+	// Two loops, not an append: the pod is the cache's own, and appending
+	// to its slice could write into the cache's array.
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, c := range list {
+			if w := c.State.Waiting; w != nil && w.Reason != "" {
+				return ": " + w.Reason
+			}
 		}
 	}
 	return ""

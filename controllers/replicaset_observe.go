@@ -55,9 +55,9 @@ type observation struct {
 func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*observation, error) {
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return nil, fmt.Errorf("listing nodes: %w", err)
+	nodes, err := listNodes(ctx, r.Client)
+	if err != nil {
+		return nil, err
 	}
 	cached, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
 	if err != nil {
@@ -71,15 +71,15 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		unresponsive: map[string]bool{},
 	}
 	responsible := responsibleFor(eds, obs.role)
-	obs.nodes = make(map[string]*corev1.Node, len(nodes.Items))
-	for i := range nodes.Items {
-		node := &nodes.Items[i]
+	obs.nodes = make(map[string]*corev1.Node, len(nodes))
+	for i := range nodes {
+		node := &nodes[i]
 		obs.nodes[node.Name] = node
 		if placement.Unresponsive(node, now, r.unresponsiveGrace()) {
 			obs.unresponsive[node.Name] = true
 		}
 	}
-	obs.addNodes(nodes.Items, &ers.Spec.Template, responsible)
+	obs.addNodes(nodes, &ers.Spec.Template, responsible)
 	if obs.role == v1alpha1.ReplicaSetActive {
 		migrating, waiting, err := r.oldDaemonSetPods(ctx, eds)
 		if err != nil {
@@ -89,7 +89,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.migrating, obs.migrationWaiting = len(migrating), waiting
 	}
 	pods := r.expectations.Apply(edsKey(eds), cached, now)
-	obs.addPods(pods, nodes.Items, ers.Name, responsible)
+	obs.addPods(pods, nodes, ers.Name, responsible)
 
 	if obs.role == v1alpha1.ReplicaSetUnknown {
 		// A replica set without a role only counts its pods; the active one
@@ -105,7 +105,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 			}
 		}
 	}
-	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes.Items), now)
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes), now)
 	obs.deadline = progressDeadline(eds)
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		// The canary replaces the pods of its nodes under the same budget
@@ -113,7 +113,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		// a canary back.
 		obs.input.Params.Paused = false
 	}
-	elsewhere, err := r.spentElsewhere(ctx, eds, obs, nodes.Items, pods)
+	elsewhere, err := r.spentElsewhere(ctx, eds, obs, nodes, pods)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +131,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	if err != nil {
 		return nil, err
 	}
-	invalid := overrides.Validate(settings, nodes.Items, map[string]*corev1.PodTemplateSpec{eds.Name: &ers.Spec.Template})
+	invalid := overrides.Validate(settings, nodes, map[string]*corev1.PodTemplateSpec{eds.Name: &ers.Spec.Template})
 	for _, s := range settings {
 		if invalid[s.Name] == nil && s.Spec.Reference.Name == eds.Name {
 			obs.settings = append(obs.settings, s)
