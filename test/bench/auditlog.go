@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"time"
 )
 
 // The API server's audit log is the only place that names, for every
@@ -19,8 +21,8 @@ import (
 // controller's name, tells them apart.
 
 // auditPolicy logs every resource request once, when its response is
-// complete, without bodies. Leases and nodes are left out: no controller
-// under test writes them, and kwok and the scheduler touch them often.
+// complete, without bodies. Leases are left out: no controller under test
+// takes one, and kwok renews one per node.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived", "ResponseStarted"]
@@ -31,8 +33,6 @@ rules:
   resources:
   - group: coordination.k8s.io
     resources: ["leases"]
-  - group: ""
-    resources: ["nodes", "nodes/status"]
 - level: Metadata
 `
 
@@ -75,9 +75,10 @@ func (a *auditLog) offset() (int64, error) {
 
 // auditEvent is the part of an audit.k8s.io/v1 Event the benchmark reads.
 type auditEvent struct {
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	ObjectRef *struct {
+	Verb       string    `json:"verb"`
+	UserAgent  string    `json:"userAgent"`
+	ReceivedAt time.Time `json:"requestReceivedTimestamp"`
+	ObjectRef  *struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
@@ -101,9 +102,16 @@ func (u userAgent) mark() []byte {
 	return []byte(u.suffix + `"`)
 }
 
-// requestsSince counts the requests of agent logged after offset, by
-// verb and resource.
-func (a *auditLog) requestsSince(offset int64, agent userAgent) (counts, error) {
+// auditedRequests are one client's requests in the audit log.
+type auditedRequests struct {
+	// byKind counts them by verb and resource.
+	byKind counts
+	// received are the times the API server received them.
+	received []time.Time
+}
+
+// requestsSince reads the requests of agent logged after offset.
+func (a *auditLog) requestsSince(offset int64, agent userAgent) (*auditedRequests, error) {
 	f, err := os.Open(a.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
@@ -112,7 +120,7 @@ func (a *auditLog) requestsSince(offset int64, agent userAgent) (counts, error) 
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
-	out := counts{}
+	out := &auditedRequests{byKind: counts{}}
 	mark := agent.mark()
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(nil, 1<<20)
@@ -127,10 +135,25 @@ func (a *auditLog) requestsSince(offset int64, agent userAgent) (counts, error) 
 		if json.Unmarshal(line, &ev) != nil || !agent.matches(ev.UserAgent) || ev.ObjectRef == nil {
 			continue
 		}
-		out[requestKey(ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Subresource)]++
+		out.byKind[requestKey(ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Subresource)]++
+		out.received = append(out.received, ev.ReceivedAt)
 	}
 	if err := scanner.Err(); err != nil {
 		return nil, fmt.Errorf("reading the audit log: %w", err)
 	}
 	return out, nil
+}
+
+// peakRate is the highest number of requests received in any window,
+// divided by the window.
+func (r *auditedRequests) peakRate(window time.Duration) float64 {
+	times := slices.SortedFunc(slices.Values(r.received), time.Time.Compare)
+	peak, first := 0, 0
+	for last, t := range times {
+		for t.Sub(times[first]) >= window {
+			first++
+		}
+		peak = max(peak, last-first+1)
+	}
+	return float64(peak) / window.Seconds()
 }

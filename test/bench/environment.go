@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,6 +56,10 @@ func startEnvironment(ctx context.Context, dir, binary string, nodes, qps, burst
 		Nodes:            nodes,
 		CRDDirs:          []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
 		ExtraControllers: []string{"daemonset-controller"},
+		// kwok starts a new pod at once; an image updated in place restarts
+		// as quickly, so that both kinds of update are timed on the
+		// controller's work, not on a simulated kubelet's.
+		ImageUpdateDelay: time.Millisecond,
 		ExtraArgs: map[string][]string{
 			"kube-apiserver": e.audit.apiServerArgs(),
 			"kube-controller-manager": append(limits,

@@ -25,6 +25,9 @@ type run struct {
 	RequestsAtAPIServer counts `json:"requestsAtAPIServer,omitempty"`
 	// Figures are the run's figures by name (see figureRows).
 	Figures map[string]float64 `json:"figures,omitempty"`
+	// OverRateLimit says how the controller sent more than its client rate
+	// limit allows.
+	OverRateLimit string `json:"overRateLimit,omitempty"`
 }
 
 // measurementStart is what a measurement subtracts at its end.
@@ -63,9 +66,11 @@ func (e *environment) endMeasurement(ctx context.Context, c *controller, start m
 	if r.RequestsInProcess.total() == 0 {
 		return nil, fmt.Errorf("%s: %s counted no request during the rollout", c.name, c.requestCounter)
 	}
-	if r.RequestsAtAPIServer, err = e.audit.requestsSince(start.auditOffset, c.agent); err != nil {
+	audited, err := e.audit.requestsSince(start.auditOffset, c.agent)
+	if err != nil {
 		return nil, err
 	}
+	r.RequestsAtAPIServer = audited.byKind
 	if r.RequestsAtAPIServer.total() == 0 {
 		return nil, fmt.Errorf("%s: no request of user agent %s in the audit log", c.name, c.agent)
 	}
@@ -86,11 +91,18 @@ func (e *environment) endMeasurement(ctx context.Context, c *controller, start m
 		figOwnWrites: own / nodes,
 		figEvtWrites: events / nodes,
 		figQPSFloor:  floor,
+		figPeakRate:  audited.peakRate(rateWindow),
 		figPeakRSS:   peakRSS / (1 << 20),
 		figCPU:       end.cpu - start.process.cpu,
 	}
 	if floor > 0 {
 		r.Figures[figOverFloor] = wall.Seconds() / floor
+	}
+	// The API server's receive times bunch up a little behind a slow
+	// connection: only a clear excess is told.
+	if peak, allowed := r.Figures[figPeakRate], e.allowedRate(); peak > 1.1*allowed {
+		r.OverRateLimit = fmt.Sprintf("%.1f requests/s over %s, above the %.1f/s that QPS %d and burst %d allow",
+			peak, rateWindow, allowed, e.qps, e.burst)
 	}
 	for _, name := range c.reconcilers {
 		h := end.reconcile[name].since(start.process.reconcile[name])
@@ -102,6 +114,15 @@ func (e *environment) endMeasurement(ctx context.Context, c *controller, start m
 		}
 	}
 	return r, nil
+}
+
+// rateWindow is the window of the peak request rate. Over it, a client
+// rate limiter allows QPS plus its burst spread over the window.
+const rateWindow = 10 * time.Second
+
+// allowedRate is the highest peak rate the rate limit allows.
+func (e *environment) allowedRate() float64 {
+	return float64(e.qps) + float64(e.burst)/rateWindow.Seconds()
 }
 
 // writesByKind adds up the writes to pods, to the controller's own kinds,
@@ -130,6 +151,7 @@ const (
 	figOwnWrites = "ownKindWritesPerNode"
 	figEvtWrites = "eventWritesPerNode"
 	figQPSFloor  = "qpsFloorSeconds"
+	figPeakRate  = "peakRequestsPerSecond"
 	figOverFloor = "wallOverQPSFloor"
 	figPeakRSS   = "peakRSSMiB"
 	figCPU       = "cpuSeconds"

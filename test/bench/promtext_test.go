@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestQuantileInterpolatesWithinTheBucket(t *testing.T) {
@@ -46,5 +47,26 @@ func TestWritesByKind(t *testing.T) {
 	pods, own, events := writesByKind(requests, []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"})
 	if pods != 25 || own != 4 || events != 9 {
 		t.Errorf("writesByKind = %g pods, %g own, %g events; want 25, 4, 9", pods, own, events)
+	}
+}
+
+func TestPeakRateCountsTheBusiestWindow(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	r := &auditedRequests{}
+	// 5 requests in the first second, 20 in [10s, 11s), 3 later.
+	for i := range 5 {
+		r.received = append(r.received, t0.Add(time.Duration(i)*100*time.Millisecond))
+	}
+	for i := range 20 {
+		r.received = append(r.received, t0.Add(10*time.Second+time.Duration(i)*50*time.Millisecond))
+	}
+	for i := range 3 {
+		r.received = append(r.received, t0.Add(30*time.Second+time.Duration(i)*time.Second))
+	}
+	if got := r.peakRate(time.Second); got != 20 {
+		t.Errorf("peak over 1s = %g/s, want 20", got)
+	}
+	if got := r.peakRate(15 * time.Second); got != 25.0/15 {
+		t.Errorf("peak over 15s = %g/s, want 25/15", got)
 	}
 }

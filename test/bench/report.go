@@ -81,6 +81,7 @@ var figureRows = append([]figureRow{
 	{figEvtWrites, "event writes / node", 2},
 	{figQPSFloor, "QPS floor = writes / QPS (s)", 1},
 	{figOverFloor, "wall time / QPS floor", 2},
+	{figPeakRate, "peak requests/s over 10s (audit log)", 1},
 	{figPeakRSS, "peak RSS (MiB)", 0},
 	{figCPU, "CPU (s)", 1},
 }, reconcileRows()...)
@@ -131,9 +132,15 @@ included.
 	if slices.Contains(c.Scenarios, "canary") {
 		fmt.Fprintf(&b, "The canary lasts %s, the shortest the CRD accepts: it refuses 0s.\n", canaryDuration)
 	}
+	fmt.Fprintf(&b, "Over 10s, QPS %d and burst %d allow %.1f requests/s.\n", c.QPS, c.Burst, float64(c.QPS)+float64(c.Burst)/rateWindow.Seconds())
 	for _, sc := range c.Scenarios {
 		if why, ok := c.NotAvailable[sc]; ok && c.Medians[sc][ours] != nil {
 			fmt.Fprintf(&b, "Some %s runs were not measured: %s.\n", sc, why)
+		}
+	}
+	for _, r := range c.Runs {
+		if r.OverRateLimit != "" {
+			fmt.Fprintf(&b, "Over the rate limit: %s, %s, run %d: %s.\n", r.Scenario, r.Controller, r.Rep, r.OverRateLimit)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

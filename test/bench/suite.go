@@ -91,6 +91,9 @@ func runComparison(ctx context.Context, cfg config, dir, binary string, qps, bur
 					continue
 				}
 				log("%s, %s, run %d: %.1fs, %.0f writes", sc.name, c.name, rep, r.Figures[figWall], r.Figures[figWrites])
+				if r.OverRateLimit != "" {
+					log("%s, %s, run %d: over the rate limit: %s", sc.name, c.name, rep, r.OverRateLimit)
+				}
 			}
 		}
 	}
