@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,7 +56,7 @@ func onlyImagesDiffer(from, to *corev1.PodTemplateSpec) bool {
 }
 
 // imagesPending reports whether a pod updated in place still runs an image
-// it no longer specifies. Init containers that ran to completion are not
+// it no longer specifies, or does not say yet what it runs. Init containers that ran to completion are not
 // run again on a running pod, so only restartable (sidecar) ones count.
 // Pods never updated in place are taken at their word: a runtime may
 // report an image under another name than the pod gives.
@@ -69,10 +70,11 @@ func imagesPending(pod *corev1.Pod) bool {
 			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways) {
 				continue
 			}
-			for j := range statuses {
-				if statuses[j].Name == c.Name && !sameImage(c.Image, statuses[j].Image) {
-					return true
-				}
+			// A container the kubelet reports nothing of yet runs nothing
+			// yet.
+			j := slices.IndexFunc(statuses, func(s corev1.ContainerStatus) bool { return s.Name == c.Name })
+			if j < 0 || !sameImage(c.Image, statuses[j].Image) {
+				return true
 			}
 		}
 		return false
