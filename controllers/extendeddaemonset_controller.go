@@ -156,6 +156,8 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{RequeueAfter: requeue}, nil
 	case err != nil:
 		return ctrl.Result{}, err
+	case obs.pruneErr != nil:
+		return ctrl.Result{}, obs.pruneErr
 	}
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
@@ -190,9 +192,10 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 	if err != nil {
 		return obs, requeue, err
 	}
-	if err := r.pruneHistory(ctx, eds, sets, current); err != nil {
-		return obs, 0, err
-	}
+	// History that could not be pruned is retried, but says nothing of
+	// the rollout: it must not turn a rolled-out ExtendedDaemonSet not
+	// Ready for a pass, which would tell RolledOut again after.
+	obs.pruneErr = r.pruneHistory(ctx, eds, sets, current)
 	return obs, requeue, nil
 }
 

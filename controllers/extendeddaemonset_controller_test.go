@@ -4,9 +4,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -391,4 +393,38 @@ func removeString(list []string, s string) []string {
 		}
 	}
 	return out
+}
+
+// An old replica set that cannot be deleted (an admission policy refuses
+// it) is retried, but says nothing of the rollout: the ExtendedDaemonSet
+// rolled out stays Ready instead of flapping with each failed pass, which
+// would tell RolledOut again every time.
+func TestHistoryThatCannotBePrunedLeavesTheRolloutReady(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.RevisionHistoryLimit = ptr.To[int32](0)
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	pod := s.waitForPods(first, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.deny(admissionregistrationv1.Delete, v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version,
+		"extendeddaemonsetreplicasets", "old replica sets are kept by policy")
+
+	s.setImage(eds, imageV2)
+	second := s.activeReplicaSet(eds.Name, first)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(terminatingPods(s.podsOf(g, first))).To(gomega.HaveLen(1))
+	}).Should(gomega.Succeed())
+	s.finishDeletion(&pod)
+	pod = s.waitForPods(second, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(conditions.IsReady(s.getEDS(g, eds.Name))).To(gomega.BeTrue())
+	}).Should(gomega.Succeed())
+	s.g.Consistently(func(g gomega.Gomega) {
+		latest := s.getEDS(g, eds.Name)
+		g.Expect(conditions.IsReady(latest)).To(gomega.BeTrue(), "%v", latest.Status.Conditions)
+		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(first, second), "the policy refuses the deletion")
+	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
 }

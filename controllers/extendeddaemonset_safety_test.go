@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -342,23 +343,41 @@ func TestRefusedPodCreationIsToldOnce(t *testing.T) {
 // scenario's namespace, with message, as an admission policy does.
 func (s *scenario) denyPodCreation(message string) {
 	s.t.Helper()
+	s.deny(admissionregistrationv1.Create, "", "v1", "pods", message)
+	// The policy takes effect once the API server has loaded it.
+	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: s.ns},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: imageV1}}}}
+	s.g.Eventually(func() error {
+		err := k8s.Create(s.ctx, probe.DeepCopy())
+		if err == nil {
+			_ = k8s.Delete(s.ctx, probe, client.GracePeriodSeconds(0))
+			return errors.New("pod creation still allowed")
+		}
+		return nil
+	}).Should(gomega.Succeed())
+}
+
+// deny makes the API server refuse operation on resource in the
+// scenario's namespace, with message, as an admission policy does.
+func (s *scenario) deny(operation admissionregistrationv1.OperationType, group, version, resource, message string) {
+	s.t.Helper()
 	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: s.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: s.ns + "-" + strings.ToLower(string(operation)) + "-" + resource},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
 			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+					Operations: []admissionregistrationv1.OperationType{operation},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource}},
 				},
 			}}},
 			Validations: []admissionregistrationv1.Validation{{Expression: "false", Message: message}},
 		},
 	}
 	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: s.ns},
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
 		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        s.ns,
+			PolicyName:        policy.Name,
 			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
 			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
 				MatchLabels: map[string]string{corev1.LabelMetadataName: s.ns},
@@ -371,15 +390,4 @@ func (s *scenario) denyPodCreation(message string) {
 		_ = k8s.Delete(context.Background(), binding)
 		_ = k8s.Delete(context.Background(), policy)
 	})
-	// The policy takes effect once the API server has loaded it.
-	probe := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: s.ns},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: imageV1}}}}
-	s.g.Eventually(func() error {
-		err := k8s.Create(s.ctx, probe.DeepCopy())
-		if err == nil {
-			_ = k8s.Delete(s.ctx, probe, client.GracePeriodSeconds(0))
-			return errors.New("pod creation still allowed")
-		}
-		return nil
-	}).Should(gomega.Succeed())
 }

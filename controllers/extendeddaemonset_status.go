@@ -26,6 +26,9 @@ type edsObservation struct {
 	malformedOverrides error
 	// canaryNote is what a canary step did, told once the status is written.
 	canaryNote *canaryNote
+	// pruneErr is why old replica sets could not be deleted; retried, and
+	// not part of the status.
+	pruneErr error
 }
 
 // setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet,
