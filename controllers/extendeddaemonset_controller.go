@@ -256,6 +256,11 @@ func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1a
 	if c := runningCanary(eds); c != nil {
 		inUse[c.ReplicaSet] = true
 	}
+	if len(historyToDelete(sets, inUse, nil, limit)) == 0 {
+		// Nothing beyond the limit: the pods need not be counted, and a
+		// pass stays independent of the number of nodes.
+		return nil
+	}
 	pods, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
 	if err != nil {
 		return err
