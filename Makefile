@@ -94,7 +94,7 @@ unit: ## Run the tests that need no API server.
 #   BENCH_QPS        client QPS of both controllers, one comparison each (20,200)
 #   BENCH_BURST      client burst, one value or one per QPS (twice the QPS)
 #   BENCH_SCENARIOS  create,update,canary,inplace (all)
-#   BENCH_REPS       runs of each scenario per controller, medians reported (3)
+#   BENCH_REPS       runs of each scenario per controller, one value or one per QPS (3)
 #   BENCH_OUT        JSON of every run and the medians (bin/bench.json, ignored by git)
 # At 1000 nodes with the defaults it takes about half an hour; no timeout,
 # since a stalled rollout fails on its own after 3 minutes. The Go

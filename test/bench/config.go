@@ -14,10 +14,9 @@ import (
 type config struct {
 	nodes int
 	// qps are the client rate limits compared, one full comparison each;
-	// bursts[i] goes with qps[i].
-	qps, bursts []int
-	scenarios   []scenario
-	reps        int
+	// bursts[i] and reps[i] go with qps[i].
+	qps, bursts, reps []int
+	scenarios         []scenario
 	// out is where the JSON report goes.
 	out string
 }
@@ -35,32 +34,25 @@ const (
 // configFromEnv reads the BENCH_* variables over the defaults: 1000
 // nodes, QPS 20 then 200 with a burst of twice the QPS, every scenario,
 // three runs each, the report in bin/bench.json, which git ignores.
+// BENCH_BURST and BENCH_REPS take one value, or one per QPS.
 func configFromEnv() (config, error) {
 	cfg := config{out: filepath.Join(testenv.RepoRoot(), "bin", "bench.json")}
 	var err error
 	if cfg.nodes, err = positiveInt(nodesEnv, "1000"); err != nil {
 		return cfg, err
 	}
-	if cfg.reps, err = positiveInt(repsEnv, "3"); err != nil {
+	if cfg.qps, err = positiveInts(qpsEnv, "20,200"); err != nil {
 		return cfg, err
 	}
-	if cfg.qps, err = positiveInts(qpsEnv, "20,200"); err != nil {
+	if cfg.reps, err = onePerQPS(repsEnv, "3", cfg.qps); err != nil {
 		return cfg, err
 	}
 	if os.Getenv(burstEnv) == "" {
 		for _, q := range cfg.qps {
 			cfg.bursts = append(cfg.bursts, 2*q)
 		}
-	} else if cfg.bursts, err = positiveInts(burstEnv, ""); err != nil {
+	} else if cfg.bursts, err = onePerQPS(burstEnv, "", cfg.qps); err != nil {
 		return cfg, err
-	}
-	if len(cfg.bursts) == 1 && len(cfg.qps) > 1 {
-		for range cfg.qps[1:] {
-			cfg.bursts = append(cfg.bursts, cfg.bursts[0])
-		}
-	}
-	if len(cfg.bursts) != len(cfg.qps) {
-		return cfg, fmt.Errorf("%s has %d values for the %d of %s", burstEnv, len(cfg.bursts), len(cfg.qps), qpsEnv)
 	}
 	if cfg.scenarios, err = scenariosNamed(envOr(scenariosEnv, "create,update,canary,inplace")); err != nil {
 		return cfg, fmt.Errorf("%s: %w", scenariosEnv, err)
@@ -85,6 +77,23 @@ func positiveInt(name, fallback string) (int, error) {
 		return 0, fmt.Errorf("%s=%q is not a positive number", name, v)
 	}
 	return n, nil
+}
+
+// onePerQPS reads a list of one value for every QPS, or one value for all.
+func onePerQPS(name, fallback string, qps []int) ([]int, error) {
+	values, err := positiveInts(name, fallback)
+	if err != nil {
+		return nil, err
+	}
+	if len(values) == 1 {
+		for range qps[1:] {
+			values = append(values, values[0])
+		}
+	}
+	if len(values) != len(qps) {
+		return nil, fmt.Errorf("%s has %d values for the %d of %s: give one, or one per QPS", name, len(values), len(qps), qpsEnv)
+	}
+	return values, nil
 }
 
 func positiveInts(name, fallback string) ([]int, error) {
