@@ -175,10 +175,15 @@ func (r *ReplicaSetReconciler) updateInPlace(ctx context.Context, eds *v1alpha1.
 
 // openGates opens the in-place readiness gate of the replica set's pods
 // whose containers run its images and are ready: created with the gate, or
-// back from an update.
+// back from an update. Only the replica set that takes care of a pod's node
+// does: a replica set without a role would open again the gate of its pod
+// that the one now in charge closed to update it.
 func (r *ReplicaSetReconciler) openGates(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	obs *observation,
 ) (int, error) {
+	if obs.role != v1alpha1.ReplicaSetActive && obs.role != v1alpha1.ReplicaSetCanary {
+		return 0, nil
+	}
 	var patches []*podPatch
 	for _, pod := range obs.pods {
 		if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == ers.Name && mayOpenGate(pod) {

@@ -192,7 +192,8 @@ func TestInPlaceReadinessGate(t *testing.T) {
 	s.g.Eventually(gate).Should(gomega.Equal(corev1.ConditionFalse), "the gate closes before the update")
 	s.g.Consistently(func(g gomega.Gomega) {
 		g.Expect(s.pods(g, nil)[0].Spec.Containers[0].Image).To(gomega.Equal(imageV1))
-	}).WithTimeout(time.Second).Should(gomega.Succeed(), "no image patched while the pod is still in service")
+		g.Expect(gate(g)).To(gomega.Equal(corev1.ConditionFalse), "the old replica set opened the gate again")
+	}).WithTimeout(2*time.Second).Should(gomega.Succeed(), "no image patched while the pod is still in service")
 
 	// The kubelet takes it out of service.
 	s.setPodStatus(pod.Name, func(st *corev1.PodStatus) { setPodCondition(st, corev1.PodReady, corev1.ConditionFalse, metav1.Now()) })
