@@ -90,7 +90,7 @@ unit: ## Run the tests that need no API server.
 # DaemonSet controller of kube-controller-manager on one simulated cluster
 # per client QPS, both given the same QPS and burst. Its knobs, read by
 # test/bench:
-#   BENCH_NODES      fake nodes (1000; 5000 at most on 2 cores)
+#   BENCH_NODES      fake nodes (1000)
 #   BENCH_QPS        client QPS of both controllers, one comparison each (20,200)
 #   BENCH_BURST      client burst, one value or one per QPS (twice the QPS)
 #   BENCH_SCENARIOS  create,update,canary,inplace (all)

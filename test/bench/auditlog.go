@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -82,6 +83,9 @@ type auditEvent struct {
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
 }
 
 // userAgent picks a client's requests out of the audit log.
@@ -135,7 +139,8 @@ func (a *auditLog) requestsSince(offset int64, agent userAgent) (*auditedRequest
 		if json.Unmarshal(line, &ev) != nil || !agent.matches(ev.UserAgent) || ev.ObjectRef == nil {
 			continue
 		}
-		out.byKind[requestKey(ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Subresource)]++
+		code := strconv.Itoa(ev.ResponseStatus.Code)
+		out.byKind[requestKey(ev.Verb, ev.ObjectRef.Resource, ev.ObjectRef.Subresource, code)]++
 		out.received = append(out.received, ev.ReceivedAt)
 	}
 	if err := scanner.Err(); err != nil {

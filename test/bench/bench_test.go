@@ -62,7 +62,7 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 			t.Logf("%s: %s", r.Scenario, r.NotAvailable)
 			continue
 		}
-		for _, fig := range []string{figWall, figRequests, figAudited, figWrites, figPodWrites, figOwnWrites, figEvtWrites, figQPSFloor, figOverFloor, figPeakRate, figPeakRSS, figCPU} {
+		for _, fig := range []string{figWall, figRequests, figAudited, figWrites, figFailed, figPodWrites, figOwnWrites, figEvtWrites, figQPSFloor, figOverFloor, figPeakRate, figPeakRSS, figCPU} {
 			if _, ok := r.Figures[fig]; !ok {
 				t.Errorf("%s, %s: no %s", r.Scenario, r.Controller, fig)
 			}

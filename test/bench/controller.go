@@ -84,12 +84,14 @@ func (c *controller) requestsSent(ctx context.Context) (float64, error) {
 // Our manager counts its requests by verb and resource
 // (controllers.ClientConfig).
 func ourRequestKey(m *dto.Metric) string {
-	return requestKey(label(m, "verb"), label(m, "resource"), label(m, "subresource"))
+	return requestKey(label(m, "verb"), label(m, "resource"), label(m, "subresource"), label(m, "code"))
 }
 
 // kube-controller-manager counts them by HTTP method alone, its garbage
 // collector's included.
-func nativeRequestKey(m *dto.Metric) string { return label(m, "method") }
+func nativeRequestKey(m *dto.Metric) string {
+	return requestKey(label(m, "method"), "", "", label(m, "code"))
+}
 
 // writeVerbs are the verbs, and HTTP methods, that change state.
 var writeVerbs = map[string]bool{
@@ -101,16 +103,20 @@ var writeVerbs = map[string]bool{
 func (c counts) writes() counts {
 	out := counts{}
 	for k, v := range c {
-		if verb, _, _ := strings.Cut(k, " "); writeVerbs[verb] {
+		if verb, _ := keyFields(k); writeVerbs[verb] {
 			out[k] = v
 		}
 	}
 	return out
 }
 
-// resourceOf is the resource of a key, its subresource dropped.
-func resourceOf(key string) string {
-	_, res, _ := strings.Cut(key, " ")
-	res, _, _ = strings.Cut(res, "/")
-	return res
+// failed counts the requests that failed, error or refusal.
+func (c counts) failed() counts {
+	out := counts{}
+	for k, v := range c {
+		if strings.Contains(k, " code=") {
+			out[k] = v
+		}
+	}
+	return out
 }

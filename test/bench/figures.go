@@ -87,6 +87,7 @@ func (e *environment) endMeasurement(ctx context.Context, c *controller, start m
 		figRequests:  r.RequestsInProcess.total(),
 		figAudited:   r.RequestsAtAPIServer.total(),
 		figWrites:    writes,
+		figFailed:    r.RequestsInProcess.failed().total(),
 		figPodWrites: pods / nodes,
 		figOwnWrites: own / nodes,
 		figEvtWrites: events / nodes,
@@ -129,7 +130,7 @@ func (e *environment) allowedRate() float64 {
 // and to events, core or events.k8s.io.
 func writesByKind(requests counts, ownKinds []string) (pods, own, events float64) {
 	for k, v := range requests.writes() {
-		switch res := resourceOf(k); {
+		switch _, res := keyFields(k); {
 		case res == "pods":
 			pods += v
 		case slices.Contains(ownKinds, res):
@@ -147,6 +148,7 @@ const (
 	figRequests  = "requests"
 	figAudited   = "requestsAtAPIServer"
 	figWrites    = "writes"
+	figFailed    = "failedRequests"
 	figPodWrites = "podWritesPerNode"
 	figOwnWrites = "ownKindWritesPerNode"
 	figEvtWrites = "eventWritesPerNode"

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -45,18 +46,33 @@ func label(m *dto.Metric, name string) string {
 	return ""
 }
 
-// counts are request counters keyed by "verb resource[/subresource]".
+// counts are request counters keyed by "verb resource[/subresource]",
+// followed by " code=<code>" for a request that failed.
 type counts map[string]float64
 
-func requestKey(verb, resource, subresource string) string {
-	switch {
-	case resource == "":
-		return verb
-	case subresource == "":
-		return verb + " " + resource
-	default:
-		return verb + " " + resource + "/" + subresource
+func requestKey(verb, resource, subresource, code string) string {
+	key := verb
+	if resource != "" {
+		key += " " + resource
+		if subresource != "" {
+			key += "/" + subresource
+		}
 	}
+	if !strings.HasPrefix(code, "2") {
+		key += " code=" + code
+	}
+	return key
+}
+
+// keyFields splits a key into its verb and its resource, subresource
+// dropped; the resource is empty when the key has none.
+func keyFields(key string) (verb, resource string) {
+	fields := strings.Fields(key)
+	verb = fields[0]
+	if len(fields) > 1 && !strings.HasPrefix(fields[1], "code=") {
+		resource, _, _ = strings.Cut(fields[1], "/")
+	}
+	return verb, resource
 }
 
 // sumCounter adds up a counter family's series by the key keyOf gives

@@ -40,7 +40,7 @@ func TestMedian(t *testing.T) {
 
 func TestWritesByKind(t *testing.T) {
 	requests := counts{
-		"create pods": 10, "delete pods": 10, "patch pods": 5, "get pods": 100,
+		"create pods": 9, "create pods code=409": 1, "delete pods": 10, "patch pods": 5, "get pods": 100, "POST": 3,
 		"update extendeddaemonsets/status": 3, "create extendeddaemonsetreplicasets": 1,
 		"create events": 7, "patch events": 2, "watch events": 1,
 	}
@@ -68,5 +68,22 @@ func TestPeakRateCountsTheBusiestWindow(t *testing.T) {
 	}
 	if got := r.peakRate(15 * time.Second); got != 25.0/15 {
 		t.Errorf("peak over 15s = %g/s, want 25/15", got)
+	}
+}
+
+func TestRequestKeyNamesFailures(t *testing.T) {
+	for _, tc := range []struct{ verb, resource, subresource, code, want string }{
+		{"create", "pods", "", "201", "create pods"},
+		{"patch", "extendeddaemonsets", "status", "409", "patch extendeddaemonsets/status code=409"},
+		{"POST", "", "", "500", "POST code=500"},
+		{"GET", "", "", "200", "GET"},
+	} {
+		key := requestKey(tc.verb, tc.resource, tc.subresource, tc.code)
+		if key != tc.want {
+			t.Errorf("requestKey(%q, %q, %q, %q) = %q, want %q", tc.verb, tc.resource, tc.subresource, tc.code, key, tc.want)
+		}
+		if verb, resource := keyFields(key); verb != tc.verb || resource != tc.resource {
+			t.Errorf("keyFields(%q) = %q, %q", key, verb, resource)
+		}
 	}
 }

@@ -76,6 +76,7 @@ var figureRows = append([]figureRow{
 	{figRequests, "requests sent (in process)", 0},
 	{figAudited, "requests received (audit log)", 0},
 	{figWrites, "writes sent (in process)", 0},
+	{figFailed, "requests failed (in process)", 0},
 	{figPodWrites, "pod writes / node", 2},
 	{figOwnWrites, "own-kind writes / node", 2},
 	{figEvtWrites, "event writes / node", 2},
