@@ -410,6 +410,15 @@ func TestHistoryThatCannotBePrunedLeavesTheRolloutReady(t *testing.T) {
 	s.runPod(&pod)
 	s.deny(admissionregistrationv1.Delete, v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version,
 		"extendeddaemonsetreplicasets", "old replica sets are kept by policy")
+	// The policy takes effect once the API server has loaded it: a replica
+	// set of no ExtendedDaemonSet tells when.
+	probe := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "probe", Namespace: s.ns}}
+	probe.Spec.Template = eds.Spec.Template
+	probe.Spec.Selector = &v1alpha1.LabelSelector{MatchLabels: eds.Spec.Template.Labels}
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(client.IgnoreAlreadyExists(k8s.Create(s.ctx, probe.DeepCopy()))).To(gomega.Succeed())
+		g.Expect(k8s.Delete(s.ctx, probe)).To(gomega.MatchError(gomega.ContainSubstring("kept by policy")))
+	}).Should(gomega.Succeed())
 
 	s.setImage(eds, imageV2)
 	second := s.activeReplicaSet(eds.Name, first)
