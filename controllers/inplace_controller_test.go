@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -241,4 +243,42 @@ func TestInPlacePatchOfAStalePodConflicts(t *testing.T) {
 	s.g.Expect(live.Spec.Containers[0].Image).To(gomega.Equal(imageV2))
 	s.g.Expect(live.Labels).To(gomega.HaveKeyWithValue(v1alpha1.ExtendedDaemonSetReplicaSetNameLabel, ers.Name))
 	s.g.Expect(live.OwnerReferences).To(gomega.ConsistOf(gomega.HaveField("UID", ers.UID)))
+}
+
+// A patch the API server refuses (here an admission policy) is told as a
+// FailedUpdate warning in the API server's words, and the pod stays as it
+// was.
+func TestRefusedInPlaceUpdateIsTold(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.inPlaceEDS("agent", false)
+	first, pods := s.createRolledOut(eds, node)
+	pod := pods[node.Name]
+	s.reportImages(pod.Name)
+	const refusal = "agents are never patched in this namespace"
+	s.deny(admissionregistrationv1.Update, "", "v1", "pods", refusal)
+	// The policy takes effect once the API server has loaded it.
+	s.g.Eventually(func(g gomega.Gomega) {
+		probe := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"probe":"x"}}}`))
+		g.Expect(k8s.Patch(s.ctx, pod.DeepCopy(), probe)).To(gomega.MatchError(gomega.ContainSubstring(refusal)))
+	}).Should(gomega.Succeed())
+
+	s.setImage(eds, imageV2)
+	second := s.activeReplicaSet(eds.Name, first)
+	s.g.Eventually(func(g gomega.Gomega) {
+		var events eventsv1.EventList
+		g.Expect(k8s.List(s.ctx, &events, client.InNamespace(s.ns))).To(gomega.Succeed())
+		var refused []string
+		for _, e := range events.Items {
+			if e.Reason == "FailedUpdate" && e.Type == corev1.EventTypeWarning && e.Regarding.Name == second {
+				refused = append(refused, e.Note)
+			}
+		}
+		g.Expect(refused).To(gomega.ConsistOf(gomega.ContainSubstring(refusal)))
+	}).Should(gomega.Succeed())
+	live := s.pods(s.g, nil)
+	s.g.Expect(live).To(gomega.HaveLen(1))
+	s.g.Expect(live[0].UID).To(gomega.Equal(pod.UID))
+	s.g.Expect(live[0].Spec.Containers[0].Image).To(gomega.Equal(imageV1))
+	s.g.Expect(live[0].Labels).To(gomega.HaveKeyWithValue(v1alpha1.ExtendedDaemonSetReplicaSetNameLabel, first))
 }
