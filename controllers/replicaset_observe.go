@@ -122,7 +122,10 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.input.Params.Frozen = true
 	}
 	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
-	if inPlaceMode(eds) {
+	// A canary replaces pods as Standard does: it is judged by its pods'
+	// restarts, and an update in place would bring a pod's past restarts,
+	// and one more, into the verdict.
+	if inPlaceMode(eds) && obs.role == v1alpha1.ReplicaSetActive {
 		if err := r.markInPlace(ctx, eds, ers, obs); err != nil {
 			return nil, err
 		}

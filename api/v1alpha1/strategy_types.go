@@ -51,7 +51,9 @@ type RollingUpdateStrategy struct {
 	// as unavailable, under maxUnavailable, from the patch until its
 	// containers report the new images and it has been ready for
 	// minReadySeconds. maxSurge does not apply to it: a surge needs a second
-	// pod. With maxUnavailable 0, pods are surged instead.
+	// pod. With maxUnavailable 0, pods are surged instead. A canary replaces
+	// its pods as Standard does: it is judged by their restarts, and an
+	// update in place restarts a pod that carries restarts of its own.
 	// +kubebuilder:default=Standard
 	// +optional
 	Type RollingUpdateType `json:"type,omitempty"`
