@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -113,4 +115,37 @@ func TestInPlaceImageUpdateWithReadinessGate(t *testing.T) {
 			gomega.HaveField("Reason", "ContainersReady"),
 		)), "the gate of %s was closed and opened again", pod.Name)
 	}
+}
+
+// With a canary, the canary nodes get new pods, as a canary is judged by
+// restarts that an in-place update would add to; once it is promoted, the
+// rolling update updates every other node in place.
+func TestInPlaceImageUpdateAfterCanary(t *testing.T) {
+	s := newScenario(t)
+	eds := inPlaceAgent(s.ns, false)
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Replicas: ptr.To(intstr.FromInt32(2)), Duration: &metav1.Duration{Duration: 5 * time.Second},
+	}
+	eds = s.create(eds)
+	nodes := s.nodeNames()
+	eds, _ = s.expectRolledOut(eds, "v1", nodes)
+	before := s.podUIDs(eds)
+
+	pods, statuses := s.startWatching(eds, edsPods(eds.Name), nodes)
+	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
+	eds, _ = s.expectRolledOut(eds, "v2", nodes)
+	seen, err := pods.Stop()
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	_, err = statuses.Stop()
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+
+	s.g.Expect(seen.Created).To(gomega.Equal(map[string]int{"ExtendedDaemonSetReplicaSet": 2}), "pods created: the canary's")
+	kept := 0
+	for name, uid := range s.podUIDs(eds) {
+		if before[name] == uid {
+			kept++
+		}
+	}
+	s.g.Expect(kept).To(gomega.Equal(len(nodes)-2), "pods updated in place")
+	s.g.Expect(seen.MaxUnavailable).To(gomega.BeNumerically("<=", 2), "nodes without a ready pod at once")
 }
