@@ -10,8 +10,9 @@ import (
 // updates in place, an available pod of a desired node when that would
 // leave more than MaxUnavailable desired nodes without one, never puts a
 // second pod on a node except to surge (at most MaxSurge nodes at once), and
-// never creates a pod on a node that still has a pod terminating. Both budgets are shared
-// with the other replica set of the ExtendedDaemonSet (Input.Elsewhere).
+// never creates a pod on a node that still has a pod terminating. Both
+// budgets are shared with the other replica set of the ExtendedDaemonSet
+// (Input.Elsewhere).
 func Compute(in Input) Plan {
 	p := planner{in: in}
 	nodes := slices.Clone(in.Nodes)
