@@ -73,7 +73,7 @@ func imagesPending(pod *corev1.Pod) bool {
 			// A container the kubelet reports nothing of yet runs nothing
 			// yet.
 			j := slices.IndexFunc(statuses, func(s corev1.ContainerStatus) bool { return s.Name == c.Name })
-			if j < 0 || !sameImage(c.Image, statuses[j].Image) {
+			if j < 0 || !runs(c.Image, &statuses[j]) {
 				return true
 			}
 		}
@@ -81,6 +81,15 @@ func imagesPending(pod *corev1.Pod) bool {
 	}
 	return pending(pod.Spec.Containers, pod.Status.ContainerStatuses, false) ||
 		pending(pod.Spec.InitContainers, pod.Status.InitContainerStatuses, true)
+}
+
+// runs reports whether a container's status says it runs image: the same
+// reference, or the digest image pins.
+func runs(image string, status *corev1.ContainerStatus) bool {
+	if _, digest, pinned := strings.Cut(image, "@"); pinned && strings.HasSuffix(status.ImageID, "@"+digest) {
+		return true
+	}
+	return sameImage(image, status.Image)
 }
 
 // sameImage compares an image as a pod gives it with the one its status

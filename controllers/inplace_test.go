@@ -113,6 +113,10 @@ func TestImagesPending(t *testing.T) {
 	pod.Status.ContainerStatuses[0].Image = "docker.io/library/agent:1"
 	g.Expect(imagesPending(pod)).To(gomega.BeFalse(), "the runtime qualified the image; an init container that ran is not run again")
 
+	pod.Spec.Containers[0].Image = "agent@sha256:0123"
+	pod.Status.ContainerStatuses[0].ImageID = "docker.io/library/agent@sha256:0123"
+	g.Expect(imagesPending(pod)).To(gomega.BeFalse(), "the runtime names the pinned image by a tag; its digest says it")
+
 	pod.Spec.InitContainers[0].RestartPolicy = ptr.To(corev1.ContainerRestartPolicyAlways)
 	g.Expect(imagesPending(pod)).To(gomega.BeTrue(), "a sidecar init container is restarted with its new image")
 }
