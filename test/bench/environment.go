@@ -43,15 +43,15 @@ const managerBinary = "manager"
 
 // startEnvironment starts a cluster of nodes in dir, kube-controller-manager
 // running the DaemonSet controller, and the manager built at binary, both
-// limited to qps and burst. On error, what it returns holds what was
+// with the client rate limit limit. On error, what it returns holds what was
 // started, for stop.
-func startEnvironment(ctx context.Context, dir, binary string, nodes, qps, burst int) (*environment, error) {
-	e := &environment{nodes: nodes, qps: qps, burst: burst}
+func startEnvironment(ctx context.Context, dir, binary string, nodes int, limit rateLimit) (*environment, error) {
+	e := &environment{nodes: nodes, qps: limit.qps, burst: limit.burst}
 	var err error
 	if e.audit, err = newAuditLog(dir); err != nil {
 		return e, err
 	}
-	limits := []string{"--kube-api-qps=" + strconv.Itoa(qps), "--kube-api-burst=" + strconv.Itoa(burst)}
+	limits := []string{"--kube-api-qps=" + strconv.Itoa(limit.qps), "--kube-api-burst=" + strconv.Itoa(limit.burst)}
 	e.cluster, err = simcluster.Start(ctx, simcluster.Options{
 		Nodes:            nodes,
 		CRDDirs:          []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},

@@ -39,7 +39,8 @@ func runBenchmark(ctx context.Context, cfg config, log logf, out io.Writer) (rep
 	}
 	rep = &report{Started: time.Now().UTC()}
 	for i, qps := range cfg.qps {
-		cmp, err := runComparison(ctx, cfg.nodes, cfg.scenarios, cfg.reps[i], dir, binary, qps, cfg.bursts[i], log)
+		limit := rateLimit{qps: qps, burst: cfg.bursts[i], reps: cfg.reps[i]}
+		cmp, err := runComparison(ctx, cfg, limit, dir, binary, log)
 		cmp.summarize()
 		rep.Comparisons = append(rep.Comparisons, cmp)
 		err = errors.Join(err, cmp.writeTable(out), rep.writeJSON(cfg.out))
@@ -50,27 +51,31 @@ func runBenchmark(ctx context.Context, cfg config, log logf, out io.Writer) (rep
 	return rep, nil
 }
 
-// runComparison runs every scenario reps times at one rate limit, native
-// and ours in turn, so that whatever slows the machine down meanwhile slows
-// both.
-func runComparison(ctx context.Context, nodes int, scenarios []scenario, reps int, dir, binary string, qps, burst int, log logf) (cmp *comparison, err error) {
-	cmp = &comparison{Nodes: nodes, QPS: qps, Burst: burst, Reps: reps}
-	for _, sc := range scenarios {
+// rateLimit is the client rate limit of one comparison, and how many
+// times it runs each scenario.
+type rateLimit struct{ qps, burst, reps int }
+
+// runComparison runs every scenario of cfg limit.reps times at one rate
+// limit, native and ours in turn, so that whatever slows the machine down
+// meanwhile slows both.
+func runComparison(ctx context.Context, cfg config, limit rateLimit, dir, binary string, log logf) (cmp *comparison, err error) {
+	cmp = &comparison{Nodes: cfg.nodes, QPS: limit.qps, Burst: limit.burst, Reps: limit.reps}
+	for _, sc := range cfg.scenarios {
 		cmp.Scenarios = append(cmp.Scenarios, sc.name)
 	}
-	log("%d nodes, QPS %d, burst %d: starting the cluster and both controllers", nodes, qps, burst)
+	log("%d nodes, QPS %d, burst %d: starting the cluster and both controllers", cfg.nodes, limit.qps, limit.burst)
 	// Each comparison's audit log and manager log are its own.
-	if dir, err = os.MkdirTemp(dir, fmt.Sprintf("qps-%d-", qps)); err != nil {
+	if dir, err = os.MkdirTemp(dir, fmt.Sprintf("qps-%d-", limit.qps)); err != nil {
 		return cmp, err
 	}
-	env, err := startEnvironment(ctx, dir, binary, nodes, qps, burst)
+	env, err := startEnvironment(ctx, dir, binary, cfg.nodes, limit)
 	defer func() { err = errors.Join(err, env.stop()) }()
 	if err != nil {
 		return cmp, err
 	}
 	notAvailable := map[string]bool{}
-	for rep := 1; rep <= reps; rep++ {
-		for _, sc := range scenarios {
+	for rep := 1; rep <= limit.reps; rep++ {
+		for _, sc := range cfg.scenarios {
 			// A feature missing once is missing every time.
 			if notAvailable[sc.name] {
 				continue
