@@ -28,8 +28,9 @@ const (
 
 // CacheOptions keeps the informer cache to what the controllers use, so that
 // its memory stays flat on clusters of thousands of nodes: only pods that
-// carry the ExtendedDaemonSet label, no managed fields on any object, and
-// nodes without their image lists and volume records.
+// carry the ExtendedDaemonSet label, trimmed to what the rollout reads, no
+// managed fields on any object, and nodes without their image lists and
+// volume records.
 func CacheOptions() cache.Options {
 	managed, err := labels.NewRequirement(v1alpha1.ExtendedDaemonSetNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -38,7 +39,7 @@ func CacheOptions() cache.Options {
 	return cache.Options{
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Pod{}:  {Label: labels.NewSelector().Add(*managed)},
+			&corev1.Pod{}:  {Label: labels.NewSelector().Add(*managed), Transform: trimPod},
 			&corev1.Node{}: {Transform: trimNode},
 		},
 	}
@@ -54,6 +55,38 @@ func trimNode(obj any) (any, error) {
 	node.ManagedFields = nil
 	node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions}
 	return node, nil
+}
+
+// trimPod keeps the pod fields the controllers read: metadata, status, and
+// of the spec the node it is bound or pinned to, its readiness gates, and
+// each container's name and image (an in-place update patches images by
+// position). A node agent's environment, volumes and probes can make a
+// pod tens of kilobytes; thousands of them were most of the cache.
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod.ManagedFields = nil
+	pod.Spec = corev1.PodSpec{
+		NodeName:       pod.Spec.NodeName,
+		Affinity:       pod.Spec.Affinity,
+		ReadinessGates: pod.Spec.ReadinessGates,
+		Containers:     namesAndImages(pod.Spec.Containers),
+		InitContainers: namesAndImages(pod.Spec.InitContainers),
+	}
+	return pod, nil
+}
+
+func namesAndImages(containers []corev1.Container) []corev1.Container {
+	if containers == nil {
+		return nil
+	}
+	out := make([]corev1.Container, len(containers))
+	for i, c := range containers {
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image}
+	}
+	return out
 }
 
 // setupIndexes registers the pod and node indexes the reconcilers query.

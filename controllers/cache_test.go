@@ -1,0 +1,64 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+)
+
+// A trimmed pod reads the same to every function that judges pods, and
+// an in-place patch built from it addresses the same containers.
+func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
+	g := gomega.NewWithT(t)
+	start := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	full := placement.NewPod(&corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "init", Image: "init:v1", Command: []string{"setup"}}},
+			Containers: []corev1.Container{
+				{Name: "agent", Image: "agent:v1", Env: []corev1.EnvVar{{Name: "API_KEY", Value: "x"}},
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}},
+				{Name: "trace", Image: "trace:v1", Args: []string{"--verbose"}},
+			},
+			Volumes:        []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/log"}}}},
+			ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceUpdateReadyCondition}},
+		},
+	}, "node-1", nil)
+	full.Name, full.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] = "agent-x", "agent-a"
+	full.Status = corev1.PodStatus{
+		Phase:      corev1.PodRunning,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start}},
+		ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "agent", Image: "agent:v1", Ready: true, RestartCount: 2},
+			{Name: "trace", Image: "trace:v0", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}},
+		},
+	}
+	obj, err := trimPod(full.DeepCopy())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	trimmed := obj.(*corev1.Pod)
+
+	g.Expect(trimmed.Spec.Volumes).To(gomega.BeEmpty())
+	g.Expect(trimmed.Spec.Containers[0].Env).To(gomega.BeEmpty())
+	g.Expect(placement.TargetNode(trimmed)).To(gomega.Equal("node-1"))
+	g.Expect(rolloutPod(trimmed, "node-1", true)).To(gomega.Equal(rolloutPod(full, "node-1", true)))
+	g.Expect(imagesPending(trimmed)).To(gomega.Equal(imagesPending(full)))
+	g.Expect(gated(trimmed)).To(gomega.Equal(gated(full)))
+	g.Expect(waitingReason(trimmed)).To(gomega.Equal(": ImagePullBackOff"))
+	g.Expect(containerStates(trimmed)).To(gomega.Equal(containerStates(full)))
+
+	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-b"}}
+	ers.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "init:v2"}}
+	ers.Spec.Template.Spec.Containers = []corev1.Container{{Name: "agent", Image: "agent:v1"}, {Name: "trace", Image: "trace:v2"}}
+	owner := metav1.OwnerReference{Name: "agent-b"}
+	g.Expect(inPlacePatch(trimmed, ers, owner).ops).To(gomega.Equal(inPlacePatch(full, ers, owner).ops))
+
+	node := &corev1.Node{}
+	g.Expect(trimPod(node)).To(gomega.BeIdenticalTo(node), "other kinds pass through")
+}
