@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
@@ -435,5 +436,40 @@ func TestHistoryThatCannotBePrunedLeavesTheRolloutReady(t *testing.T) {
 		latest := s.getEDS(g, eds.Name)
 		g.Expect(conditions.IsReady(latest)).To(gomega.BeTrue(), "%v", latest.Status.Conditions)
 		g.Expect(names(s.replicaSets(g, eds.Name))).To(gomega.ConsistOf(first, second), "the policy refuses the deletion")
+	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
+}
+
+// A rolled-out ExtendedDaemonSet costs the API server nothing: passes woken
+// by its nodes, its pods and its own objects write no status, as long as
+// nothing a reader needs has changed.
+func TestSteadyStateWritesNothing(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil)}
+	eds := s.newEDS("agent", imageV1)
+	s.create(eds)
+	active := s.activeReplicaSet(eds.Name)
+	pods := s.waitForPods(active, nodes[0].Name, nodes[1].Name)
+	for _, pod := range pods {
+		s.runPod(&pod)
+	}
+	var edsVersion, ersVersion string
+	s.g.Eventually(func(g gomega.Gomega) {
+		latest := s.getEDS(g, eds.Name)
+		expectRolledOut(g, latest)
+		g.Expect(latest.Status.Available).To(gomega.BeEquivalentTo(2))
+		edsVersion, ersVersion = latest.ResourceVersion, s.getERS(g, active).ResourceVersion
+	}).Should(gomega.Succeed())
+
+	// Wake every reconciler: a node label (the replica set and settings),
+	// a pod annotation, and an annotation of the ExtendedDaemonSet itself.
+	s.updateNode(nodes[0].Name, func(n *corev1.Node) { n.Labels["example.com/touched"] = "1" })
+	pod := pods[nodes[1].Name]
+	s.g.Expect(k8s.Patch(s.ctx, &pod, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"1"}}}`)))).To(gomega.Succeed())
+	touched := s.getEDS(s.g, eds.Name)
+	s.g.Expect(k8s.Patch(s.ctx, touched, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"annotations":{"touched":"1"}}}`)))).To(gomega.Succeed())
+	edsVersion = touched.ResourceVersion
+	s.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(s.getEDS(g, eds.Name).ResourceVersion).To(gomega.Equal(edsVersion), "ExtendedDaemonSet written")
+		g.Expect(s.getERS(g, active).ResourceVersion).To(gomega.Equal(ersVersion), "replica set written")
 	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
 }
