@@ -59,8 +59,8 @@ func trimNode(obj any) (any, error) {
 
 // trimPod keeps the pod fields the controllers read: metadata, status, and
 // of the spec the node it is bound or pinned to, its readiness gates, and
-// each container's name and image (an in-place update patches images by
-// position). A node agent's environment, volumes and probes can make a
+// each container's name, image and restart policy (an in-place update
+// patches images by position). A node agent's environment, volumes and probes can make a
 // pod tens of kilobytes; thousands of them were most of the cache.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
@@ -84,7 +84,9 @@ func namesAndImages(containers []corev1.Container) []corev1.Container {
 	}
 	out := make([]corev1.Container, len(containers))
 	for i, c := range containers {
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image}
+		// A restartable init container (a sidecar) keeps running: its
+		// restart policy says so.
+		out[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
 	}
 	return out
 }

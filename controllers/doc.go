@@ -42,10 +42,12 @@ package controllers
 // +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets/status;extendeddaemonsetreplicasets/status;extendeddaemonsetsettings/status,verbs=patch
 // +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets/finalizers;extendeddaemonsetreplicasets/finalizers,verbs=update
 //
-// Pods are created and deleted, never changed; the pods of a DaemonSet
-// being migrated from are listed around the cache, and so is the DaemonSet
-// read.
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete
+// Pods are created and deleted, and patched by in-place updates (their
+// images, labels and owner, and the in-place readiness gate's condition in
+// their status); the pods of a DaemonSet being migrated from are listed
+// around the cache, and so is the DaemonSet read.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
+// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
 // +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get
 //

@@ -20,9 +20,6 @@ import (
 // inPlaceReadinessGate, pods carry a readiness gate the controller closes
 // first, so that the pod leaves Service endpoints before its containers
 // restart, and opens once they are ready.
-//
-// +kubebuilder:rbac:groups="",resources=pods,verbs=patch
-// +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 
 // inPlaceMode reports whether the ExtendedDaemonSet updates pods in place
 // when it can.

@@ -122,8 +122,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	plan := rollout.Compute(obs.input)
-	if len(plan.Create)+len(plan.Delete) > 0 {
-		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete))
+	if len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace) > 0 {
+		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete),
+			"updateInPlace", len(plan.UpdateInPlace))
 	}
 	writes, actErr := r.act(ctx, eds, ers, obs, plan)
 
