@@ -125,7 +125,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 
 	obs, requeue, err := r.reconcile(ctx, eds)
 	setExtendedDaemonSetStatus(eds, obs, err)
-	if delay := counterWriteDelay(extendedDaemonSetCountersOnly(&before.Status, &eds.Status), r.statusWrites.last(req.NamespacedName), metav1.Now().Time); delay > 0 {
+	if delay := r.statusWrites.delay(req.NamespacedName, extendedDaemonSetCountersOnly(&before.Status, &eds.Status), metav1.Now().Time); delay > 0 {
 		// Counters alone moved, and were written a moment ago: they go
 		// out with the next change, or once the interval has passed.
 		return ctrl.Result{RequeueAfter: soonest(requeue, delay)}, err

@@ -154,14 +154,14 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // writeStatus writes the status of ers in one patch when a reader needs the
 // change now, and tells what it newly says once written; a change of
-// counters alone waits for counterWriteInterval, and the returned delay is
+// counters alone waits for the counter write interval, and the returned delay is
 // when to write it.
 func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time) (time.Duration, error) {
 	key := client.ObjectKeyFromObject(ers)
 	if equality.Semantic.DeepEqual(before.Status, ers.Status) {
 		return 0, nil
 	}
-	if delay := counterWriteDelay(replicaSetCountersOnly(&before.Status, &ers.Status), r.statusWrites.last(key), now); delay > 0 {
+	if delay := r.statusWrites.delay(key, replicaSetCountersOnly(&before.Status, &ers.Status), now); delay > 0 {
 		return delay, nil
 	}
 	if err := patchStatus(ctx, r.Client, before, ers); err != nil {

@@ -24,6 +24,10 @@ type Options struct {
 	// UnresponsiveNodeGrace is how long a node may be not Ready before its
 	// agent stops counting against maxUnavailable.
 	UnresponsiveNodeGrace time.Duration
+	// CounterWriteInterval is the least time between two status writes of
+	// one object that change only counters (CounterWriteInterval of the
+	// client's QPS); zero means a second.
+	CounterWriteInterval time.Duration
 }
 
 // Setup registers the indexes and reconcilers with a manager whose cache was
@@ -39,6 +43,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		Recorder:                recorder,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 	}
+	eds.statusWrites.interval = opts.CounterWriteInterval
 	if err := eds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSet controller: %w", err)
 	}
@@ -50,6 +55,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		MaxConcurrentWrites:     opts.MaxConcurrentWrites,
 		UnresponsiveNodeGrace:   opts.UnresponsiveNodeGrace,
 	}
+	ers.statusWrites.interval = opts.CounterWriteInterval
 	if err := ers.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSetReplicaSet controller: %w", err)
 	}

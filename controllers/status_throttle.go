@@ -10,22 +10,34 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
-// counterWriteInterval is the least time between two status writes of an
-// object that change only counters. During a rollout the counters move
-// with every pod; written each time, they would cost a request per pod
-// event, as many as the pod writes themselves. A reader (kubectl, a
+// defaultCounterWriteInterval is the least time between two status writes
+// of an object that change only counters. During a rollout the counters
+// move with every pod; written each time, they would cost a request per
+// pod event, as many as the pod writes themselves. A reader (kubectl, a
 // dashboard) needs them about every second; what gates Flux and Argo CD,
 // the conditions and the roles, is written at once.
-const counterWriteInterval = time.Second
+const defaultCounterWriteInterval = time.Second
+
+// CounterWriteInterval is the counter write interval for a client limited
+// to qps requests a second: counters of one object spend at most 1% of
+// that budget, and are written at least a second apart. At a low QPS,
+// which an operator sets to spare a busy API server, every status write
+// is a pod write the rollout waits for.
+func CounterWriteInterval(qps float32) time.Duration {
+	if qps <= 0 {
+		return defaultCounterWriteInterval
+	}
+	return max(defaultCounterWriteInterval, time.Duration(float64(100*time.Second)/float64(qps)))
+}
 
 // counterWriteDelay is how long a status change may wait before it is
 // written: zero unless it changes counters only, else what is left of
-// counterWriteInterval since the last write.
-func counterWriteDelay(countersOnly bool, lastWrite, now time.Time) time.Duration {
+// interval since the last write.
+func counterWriteDelay(countersOnly bool, interval time.Duration, lastWrite, now time.Time) time.Duration {
 	if !countersOnly {
 		return 0
 	}
-	return max(0, lastWrite.Add(counterWriteInterval).Sub(now))
+	return max(0, lastWrite.Add(interval).Sub(now))
 }
 
 // replicaSetCountersOnly reports a status change of counters alone, and the
@@ -50,7 +62,20 @@ func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStat
 
 // statusWrites remembers when each object's status was last written,
 // by this process: a restarted manager writes at once, which is safe.
-type statusWrites struct{ at sync.Map }
+type statusWrites struct {
+	at sync.Map
+	// interval paces counter writes; zero means the default.
+	interval time.Duration
+}
+
+// delay is counterWriteDelay for the object at key.
+func (w *statusWrites) delay(key types.NamespacedName, countersOnly bool, now time.Time) time.Duration {
+	interval := w.interval
+	if interval <= 0 {
+		interval = defaultCounterWriteInterval
+	}
+	return counterWriteDelay(countersOnly, interval, w.last(key), now)
+}
 
 func (w *statusWrites) last(key types.NamespacedName) time.Time {
 	if t, ok := w.at.Load(key); ok {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
@@ -33,7 +34,7 @@ func TestReplicaSetCounterWriteDelay(t *testing.T) {
 		{
 			name:      "counters once the interval passed",
 			change:    func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Available = 91 },
-			lastWrite: now.Add(-counterWriteInterval), want: 0,
+			lastWrite: now.Add(-time.Second), want: 0,
 		},
 		{name: "counters never written before", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Ready = 95 }, want: 0},
 		{
@@ -55,7 +56,7 @@ func TestReplicaSetCounterWriteDelay(t *testing.T) {
 			after := *base.DeepCopy()
 			tc.change(&after)
 			g := gomega.NewWithT(t)
-			g.Expect(counterWriteDelay(replicaSetCountersOnly(&base, &after), tc.lastWrite, now)).To(gomega.Equal(tc.want))
+			g.Expect(counterWriteDelay(replicaSetCountersOnly(&base, &after), time.Second, tc.lastWrite, now)).To(gomega.Equal(tc.want))
 		})
 	}
 }
@@ -77,4 +78,27 @@ func TestExtendedDaemonSetCountersOnly(t *testing.T) {
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-b"} })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Conditions[0].Status = metav1.ConditionTrue })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.ObservedGeneration = 3 })).To(gomega.BeFalse())
+}
+
+// Counters spend at most 1% of the client's request budget per object, and
+// go out at least a second apart.
+func TestCounterWriteInterval(t *testing.T) {
+	g := gomega.NewWithT(t)
+	g.Expect(CounterWriteInterval(20)).To(gomega.Equal(5 * time.Second))
+	g.Expect(CounterWriteInterval(50)).To(gomega.Equal(2 * time.Second))
+	g.Expect(CounterWriteInterval(200)).To(gomega.Equal(time.Second))
+	g.Expect(CounterWriteInterval(-1)).To(gomega.Equal(time.Second), "no client-side limit")
+	g.Expect(CounterWriteInterval(0)).To(gomega.Equal(time.Second))
+
+	var w statusWrites
+	key := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g.Expect(w.delay(key, true, now)).To(gomega.BeZero(), "never written")
+	w.wrote(key, now)
+	g.Expect(w.delay(key, true, now.Add(300*time.Millisecond))).To(gomega.Equal(700*time.Millisecond), "the default interval")
+	g.Expect(w.delay(key, false, now)).To(gomega.BeZero(), "more than counters")
+	w.interval = 5 * time.Second
+	g.Expect(w.delay(key, true, now.Add(time.Second))).To(gomega.Equal(4 * time.Second))
+	w.forget(key)
+	g.Expect(w.delay(key, true, now)).To(gomega.BeZero())
 }

@@ -115,6 +115,7 @@ func run(args []string) error {
 	log := ctrl.Log.WithName("setup")
 
 	mgr, err := ctrl.NewManager(controllers.ClientConfig(opts.restConfig()), opts.managerOptions())
+	opts.reconcilers.CounterWriteInterval = controllers.CounterWriteInterval(opts.client.QPS)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
