@@ -130,3 +130,28 @@ func TestExpectationsForgetAnOwner(t *testing.T) {
 	g.Expect(e.Apply(edsA, nil, t0)).To(gomega.BeEmpty())
 	g.Expect(podNames(e.Apply(edsB, nil, t0))).To(gomega.ConsistOf("b"))
 }
+
+// A write whose answer was lost may have happened: it is believed for
+// uncertainTTL, long enough for a lagging cache, short enough that a pod
+// that was never created does not hold its node for long. Next says when
+// a record runs out, since no watch event will.
+func TestExpectationsBelieveUncertainWritesForAShorterTime(t *testing.T) {
+	g := gomega.NewWithT(t)
+	e := newExpectations()
+	g.Expect(e.Next(edsA)).To(gomega.BeZero(), "nothing recorded")
+	p1 := testPod("p1")
+	e.MayHaveCreated(edsA, testPod("maybe"), t0)
+	e.MayHaveDeleted(edsA, p1.UID, t0)
+	e.Created(edsA, testPod("sure"), t0)
+	g.Expect(e.Next(edsA)).To(gomega.Equal(t0.Add(uncertainTTL)))
+	g.Expect(e.Next(edsB)).To(gomega.BeZero())
+
+	out := e.Apply(edsA, []*corev1.Pod{p1}, t0.Add(uncertainTTL-time.Millisecond))
+	g.Expect(podNames(out)).To(gomega.ConsistOf("p1", "maybe", "sure"))
+	g.Expect(out[0].DeletionTimestamp).NotTo(gomega.BeNil(), "a deletion that may have happened holds the pod as terminating")
+
+	out = e.Apply(edsA, []*corev1.Pod{p1}, t0.Add(uncertainTTL))
+	g.Expect(podNames(out)).To(gomega.ConsistOf("p1", "sure"), "the uncertain creation ran out, the accepted one did not")
+	g.Expect(out[0].DeletionTimestamp).To(gomega.BeNil())
+	g.Expect(e.Next(edsA)).To(gomega.Equal(t0.Add(expectationTTL)))
+}
