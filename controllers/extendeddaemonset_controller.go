@@ -125,12 +125,14 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 
 	obs, requeue, err := r.reconcile(ctx, eds)
 	setExtendedDaemonSetStatus(eds, obs, err)
-	if delay := r.statusWrites.delay(req.NamespacedName, extendedDaemonSetCountersOnly(&before.Status, &eds.Status), metav1.Now().Time); delay > 0 {
+	now := metav1.Now().Time
+	wait, _, perr := r.statusWrites.patch(ctx, r.Client, before, eds, equality.Semantic.DeepEqual(before.Status, eds.Status),
+		extendedDaemonSetCountersOnly(&before.Status, &eds.Status), now)
+	switch {
+	case wait > 0:
 		// Counters alone moved, and were written a moment ago: they go
 		// out with the next change, or once the interval has passed.
-		return ctrl.Result{RequeueAfter: soonest(requeue, delay)}, err
-	}
-	switch perr := patchStatusOf(ctx, r.Client, before, eds); {
+		return ctrl.Result{RequeueAfter: soonest(requeue, wait)}, err
 	case apierrors.IsConflict(perr):
 		// This pass read a version the API server has since replaced (a
 		// cache behind it, or another writer): nothing it decided is
@@ -142,10 +144,6 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	// Told once the status that records them is written: a failed patch
 	// is retried and would tell them twice.
-	now := metav1.Now().Time
-	if !equality.Semantic.DeepEqual(before.Status, eds.Status) {
-		r.statusWrites.wrote(req.NamespacedName, now)
-	}
 	r.tellTransitions(before, eds, obs.canaryNote, now)
 	extendedDaemonSetMetrics().observe(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), now)
 	switch {

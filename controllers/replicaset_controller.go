@@ -154,22 +154,15 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // writeStatus writes the status of ers in one patch when a reader needs the
 // change now, and tells what it newly says once written; a change of
-// counters alone waits for the counter write interval, and the returned delay is
-// when to write it.
+// counters alone waits for the counter write interval, and the returned
+// delay is when to write it.
 func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time) (time.Duration, error) {
-	key := client.ObjectKeyFromObject(ers)
-	if equality.Semantic.DeepEqual(before.Status, ers.Status) {
-		return 0, nil
+	wait, wrote, err := r.statusWrites.patch(ctx, r.Client, before, ers, equality.Semantic.DeepEqual(before.Status, ers.Status),
+		replicaSetCountersOnly(&before.Status, &ers.Status), now)
+	if wrote {
+		r.recordPlacementEvents(ers, &before.Status)
 	}
-	if delay := r.statusWrites.delay(key, replicaSetCountersOnly(&before.Status, &ers.Status), now); delay > 0 {
-		return delay, nil
-	}
-	if err := patchStatus(ctx, r.Client, before, ers); err != nil {
-		return 0, err
-	}
-	r.statusWrites.wrote(key, now)
-	r.recordPlacementEvents(ers, &before.Status)
-	return 0, nil
+	return wait, err
 }
 
 // lockExtendedDaemonSet waits for the other reconciles of key's replica sets

@@ -4,10 +4,7 @@ import (
 	"context"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
 // staleReadRetry is how soon a reconcile whose status write lost to a
@@ -20,13 +17,4 @@ const staleReadRetry = 200 * time.Millisecond
 // gets a Conflict instead of overwriting a newer status.
 func patchStatus(ctx context.Context, c client.Client, before, after client.Object) error {
 	return c.Status().Patch(ctx, after, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(FieldOwner))
-}
-
-// patchStatusOf writes the status of eds, computed from before, only if
-// it changed.
-func patchStatusOf(ctx context.Context, c client.Client, before, eds *v1alpha1.ExtendedDaemonSet) error {
-	if equality.Semantic.DeepEqual(before.Status, eds.Status) {
-		return nil
-	}
-	return patchStatus(ctx, c, before, eds)
 }

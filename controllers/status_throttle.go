@@ -1,11 +1,13 @@
 package controllers
 
 import (
+	"context"
 	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
@@ -66,6 +68,28 @@ type statusWrites struct {
 	at sync.Map
 	// interval paces counter writes; zero means the default.
 	interval time.Duration
+}
+
+// patch writes after's status, computed from before, in one request
+// (patchStatus), unless nothing changed or counters alone changed within
+// the interval since the object's last write. It returns how long such a
+// change may wait, and whether it wrote: what the status newly says is
+// told by the caller once written, and only then.
+func (w *statusWrites) patch(ctx context.Context, c client.Client, before, after client.Object, unchanged, countersOnly bool,
+	now time.Time,
+) (wait time.Duration, wrote bool, err error) {
+	key := client.ObjectKeyFromObject(after)
+	if unchanged {
+		return 0, false, nil
+	}
+	if wait := w.delay(key, countersOnly, now); wait > 0 {
+		return wait, false, nil
+	}
+	if err := patchStatus(ctx, c, before, after); err != nil {
+		return 0, false, err
+	}
+	w.wrote(key, now)
+	return 0, true, nil
 }
 
 // delay is counterWriteDelay for the object at key.

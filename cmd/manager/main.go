@@ -115,12 +115,12 @@ func run(args []string) error {
 	log := ctrl.Log.WithName("setup")
 
 	mgr, err := ctrl.NewManager(controllers.ClientConfig(opts.restConfig()), opts.managerOptions())
-	opts.reconcilers.CounterWriteInterval = controllers.CounterWriteInterval(opts.client.QPS)
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	probes.SetupChecks(mgr, log)
 	ctx := ctrl.SetupSignalHandler()
+	opts.reconcilers.CounterWriteInterval = controllers.CounterWriteInterval(opts.client.QPS)
 	if err := controllers.Setup(ctx, mgr, opts.reconcilers); err != nil {
 		return err
 	}
