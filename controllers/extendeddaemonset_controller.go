@@ -130,8 +130,10 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		extendedDaemonSetCountersOnly(&before.Status, &eds.Status), now)
 	switch {
 	case wait > 0:
-		// Counters alone moved, and were written a moment ago: they go
-		// out with the next change, or once the interval has passed.
+		// Counters alone moved, and were written a moment ago, or the
+		// cache has not seen the last write yet: the change goes out with
+		// the next pass, once the interval has passed or the write's
+		// event is in.
 		return ctrl.Result{RequeueAfter: soonest(requeue, wait)}, err
 	case apierrors.IsConflict(perr):
 		// This pass read a version the API server has since replaced (a

@@ -154,8 +154,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 // writeStatus writes the status of ers in one patch when a reader needs the
 // change now, and tells what it newly says once written; a change of
-// counters alone waits for the counter write interval, and the returned
-// delay is when to write it.
+// counters alone waits for the counter write interval, any change waits
+// for the cache to see the last write, and the returned delay is when to
+// try again.
 func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time) (time.Duration, error) {
 	wait, wrote, err := r.statusWrites.patch(ctx, r.Client, before, ers, equality.Semantic.DeepEqual(before.Status, ers.Status),
 		replicaSetCountersOnly(&before.Status, &ers.Status), now)

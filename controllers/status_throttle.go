@@ -20,16 +20,21 @@ import (
 // the conditions and the roles, is written at once.
 const defaultCounterWriteInterval = time.Second
 
+// countersPerRollout is how many objects write counters during one
+// rollout: the ExtendedDaemonSet, the replica set it leaves and the one it
+// rolls out.
+const countersPerRollout = 3
+
 // CounterWriteInterval is the counter write interval for a client limited
-// to qps requests a second: counters of one object spend at most 1% of
-// that budget, and are written at least a second apart. At a low QPS,
-// which an operator sets to spare a busy API server, every status write
-// is a pod write the rollout waits for.
+// to qps requests a second: the counters of one rollout spend at most 1%
+// of that budget together, and each object's are written at least a second
+// apart. At a low QPS, which an operator sets to spare a busy API server,
+// every status write is a pod write the rollout waits for.
 func CounterWriteInterval(qps float32) time.Duration {
 	if qps <= 0 {
 		return defaultCounterWriteInterval
 	}
-	return max(defaultCounterWriteInterval, time.Duration(float64(100*time.Second)/float64(qps)))
+	return max(defaultCounterWriteInterval, time.Duration(float64(countersPerRollout*100*time.Second)/float64(qps)))
 }
 
 // counterWriteDelay is how long a status change may wait before it is
@@ -62,12 +67,19 @@ func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStat
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
 }
 
-// statusWrites remembers when each object's status was last written,
-// by this process: a restarted manager writes at once, which is safe.
+// statusWrites remembers each object's last status write by this process:
+// a restarted manager writes at once, which is safe.
 type statusWrites struct {
-	at sync.Map
+	at sync.Map // types.NamespacedName to lastWrite
 	// interval paces counter writes; zero means the default.
 	interval time.Duration
+}
+
+// lastWrite is when an object's status was last written, and the version
+// that write replaced.
+type lastWrite struct {
+	at       time.Time
+	replaced string
 }
 
 // patch writes after's status, computed from before, in one request
@@ -75,6 +87,12 @@ type statusWrites struct {
 // the interval since the object's last write. It returns how long such a
 // change may wait, and whether it wrote: what the status newly says is
 // told by the caller once written, and only then.
+//
+// A before that is the very version this process's last write replaced
+// comes from a cache that has not yet seen that write: its patch could
+// only get a Conflict, a request spent for nothing. It waits instead for
+// the watch event of the write, which wakes the object again, or
+// staleReadRetry.
 func (w *statusWrites) patch(ctx context.Context, c client.Client, before, after client.Object, unchanged, countersOnly bool,
 	now time.Time,
 ) (wait time.Duration, wrote bool, err error) {
@@ -82,32 +100,44 @@ func (w *statusWrites) patch(ctx context.Context, c client.Client, before, after
 	if unchanged {
 		return 0, false, nil
 	}
-	if wait := w.delay(key, countersOnly, now); wait > 0 {
+	if wait := w.hold(key, before.GetResourceVersion(), countersOnly, now); wait > 0 {
 		return wait, false, nil
 	}
 	if err := patchStatus(ctx, c, before, after); err != nil {
 		return 0, false, err
 	}
-	w.wrote(key, now)
+	w.wrote(key, before.GetResourceVersion(), now)
 	return 0, true, nil
 }
 
-// delay is counterWriteDelay for the object at key.
-func (w *statusWrites) delay(key types.NamespacedName, countersOnly bool, now time.Time) time.Duration {
-	interval := w.interval
-	if interval <= 0 {
-		interval = defaultCounterWriteInterval
+// hold is how long a status change of the object at key, read at version
+// read, must wait before it is written: until the cache has seen the last
+// write, and for counters alone, the rest of the interval.
+func (w *statusWrites) hold(key types.NamespacedName, read string, countersOnly bool, now time.Time) time.Duration {
+	last := w.last(key)
+	if last.replaced != "" && last.replaced == read {
+		return staleReadRetry
 	}
-	return counterWriteDelay(countersOnly, interval, w.last(key), now)
+	return counterWriteDelay(countersOnly, w.counterInterval(), last.at, now)
 }
 
-func (w *statusWrites) last(key types.NamespacedName) time.Time {
-	if t, ok := w.at.Load(key); ok {
-		return t.(time.Time)
-	}
-	return time.Time{}
+// wrote records a status write that replaced version replaced.
+func (w *statusWrites) wrote(key types.NamespacedName, replaced string, now time.Time) {
+	w.at.Store(key, lastWrite{at: now, replaced: replaced})
 }
 
-func (w *statusWrites) wrote(key types.NamespacedName, now time.Time) { w.at.Store(key, now) }
+func (w *statusWrites) counterInterval() time.Duration {
+	if w.interval <= 0 {
+		return defaultCounterWriteInterval
+	}
+	return w.interval
+}
+
+func (w *statusWrites) last(key types.NamespacedName) lastWrite {
+	if l, ok := w.at.Load(key); ok {
+		return l.(lastWrite)
+	}
+	return lastWrite{}
+}
 
 func (w *statusWrites) forget(key types.NamespacedName) { w.at.Delete(key) }

@@ -80,25 +80,42 @@ func TestExtendedDaemonSetCountersOnly(t *testing.T) {
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.ObservedGeneration = 3 })).To(gomega.BeFalse())
 }
 
-// Counters spend at most 1% of the client's request budget per object, and
-// go out at least a second apart.
+// The counters of a rollout (three objects) spend at most 1% of the
+// client's request budget together, and each object's go out at least a
+// second apart.
 func TestCounterWriteInterval(t *testing.T) {
 	g := gomega.NewWithT(t)
-	g.Expect(CounterWriteInterval(20)).To(gomega.Equal(5 * time.Second))
-	g.Expect(CounterWriteInterval(50)).To(gomega.Equal(2 * time.Second))
-	g.Expect(CounterWriteInterval(200)).To(gomega.Equal(time.Second))
+	g.Expect(CounterWriteInterval(20)).To(gomega.Equal(15 * time.Second))
+	g.Expect(CounterWriteInterval(50)).To(gomega.Equal(6 * time.Second))
+	g.Expect(CounterWriteInterval(300)).To(gomega.Equal(time.Second))
+	g.Expect(CounterWriteInterval(1000)).To(gomega.Equal(time.Second))
 	g.Expect(CounterWriteInterval(-1)).To(gomega.Equal(time.Second), "no client-side limit")
 	g.Expect(CounterWriteInterval(0)).To(gomega.Equal(time.Second))
 
 	var w statusWrites
 	key := types.NamespacedName{Namespace: "ns", Name: "agent"}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	g.Expect(w.delay(key, true, now)).To(gomega.BeZero(), "never written")
-	w.wrote(key, now)
-	g.Expect(w.delay(key, true, now.Add(300*time.Millisecond))).To(gomega.Equal(700*time.Millisecond), "the default interval")
-	g.Expect(w.delay(key, false, now)).To(gomega.BeZero(), "more than counters")
+	g.Expect(w.hold(key, "1", true, now)).To(gomega.BeZero(), "never written")
+	w.wrote(key, "1", now)
+	g.Expect(w.hold(key, "2", true, now.Add(300*time.Millisecond))).To(gomega.Equal(700*time.Millisecond), "the default interval")
+	g.Expect(w.hold(key, "2", false, now)).To(gomega.BeZero(), "more than counters")
 	w.interval = 5 * time.Second
-	g.Expect(w.delay(key, true, now.Add(time.Second))).To(gomega.Equal(4 * time.Second))
+	g.Expect(w.hold(key, "2", true, now.Add(time.Second))).To(gomega.Equal(4 * time.Second))
 	w.forget(key)
-	g.Expect(w.delay(key, true, now)).To(gomega.BeZero())
+	g.Expect(w.hold(key, "2", true, now)).To(gomega.BeZero())
+}
+
+// A pass that read the version this process's last write replaced holds
+// its write, whatever it changes: the cache has not seen that write yet,
+// and the patch could only get a Conflict.
+func TestStatusWriteWaitsForTheCacheToSeeTheLastOne(t *testing.T) {
+	g := gomega.NewWithT(t)
+	var w statusWrites
+	key := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	w.wrote(key, "7", now)
+	g.Expect(w.hold(key, "7", false, now.Add(time.Minute))).To(gomega.Equal(staleReadRetry), "read the replaced version")
+	g.Expect(w.hold(key, "8", false, now.Add(time.Millisecond))).To(gomega.BeZero(), "read the written version")
+	g.Expect(w.hold(key, "9", false, now)).To(gomega.BeZero(), "read a version written since by another")
+	g.Expect(w.hold(types.NamespacedName{Namespace: "ns", Name: "other"}, "7", false, now)).To(gomega.BeZero(), "another object")
 }
