@@ -30,6 +30,7 @@ type options struct {
 	metricsAddr     string
 	secureMetrics   bool
 	probeAddr       string
+	pprofAddr       string
 	leaseNamespace  string
 	watchNamespaces []string
 	reconcilers     controllers.Options
@@ -45,6 +46,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Serve metrics over HTTPS, allowing only callers the API server authorizes to get /metrics.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081",
 		"Address the liveness (/healthz) and readiness (/readyz) probes bind to.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "",
+		"Address Go's profiles (/debug/pprof/) bind to; empty disables them. Only for a trusted network: they are served without authentication.")
 	fs.StringVar(&o.leaseNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election lease; empty means the manager's own namespace when in a cluster.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
@@ -82,6 +85,7 @@ func (o *options) managerOptions() ctrl.Options {
 		Scheme:                        newScheme(),
 		Metrics:                       controllers.MetricsServerOptions(o.metricsAddr, o.secureMetrics),
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		Cache:                         cacheOpts,
 		Client:                        controllers.ClientOptions(),
 		LeaderElection:                o.leaderElection.Enable,

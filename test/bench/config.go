@@ -19,6 +19,8 @@ type config struct {
 	scenarios         []scenario
 	// out is where the JSON report goes.
 	out string
+	// profileDir, when set, receives Go profiles of our manager's runs.
+	profileDir string
 }
 
 // The environment variables of `make bench`; the Makefile documents them.
@@ -29,6 +31,7 @@ const (
 	scenariosEnv = "BENCH_SCENARIOS"
 	repsEnv      = "BENCH_REPS"
 	outEnv       = "BENCH_OUT"
+	profileEnv   = "BENCH_PROFILE"
 )
 
 // configFromEnv reads the BENCH_* variables over the defaults: 1000
@@ -59,6 +62,11 @@ func configFromEnv() (config, error) {
 	}
 	if v := os.Getenv(outEnv); v != "" {
 		cfg.out = v
+	}
+	if v := os.Getenv(profileEnv); v != "" {
+		if cfg.profileDir, err = filepath.Abs(v); err != nil {
+			return cfg, fmt.Errorf("%s: %w", profileEnv, err)
+		}
 	}
 	return cfg, nil
 }

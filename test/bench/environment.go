@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -28,6 +29,8 @@ type environment struct {
 	kube       kubernetes.Interface
 	// native and ours are the controllers compared.
 	native, ours *controller
+	// profiler, when profiles were asked for, takes our manager's.
+	profiler *profiler
 }
 
 // The user agents of the controllers' clients: kube-controller-manager
@@ -45,7 +48,8 @@ const managerBinary = "manager"
 // running the DaemonSet controller, and the manager built at binary, both
 // with the client rate limit limit. On error, what it returns holds what was
 // started, for stop.
-func startEnvironment(ctx context.Context, dir, binary string, nodes int, limit rateLimit) (*environment, error) {
+func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit rateLimit) (*environment, error) {
+	nodes := cfg.nodes
 	e := &environment{nodes: nodes, qps: limit.qps, burst: limit.burst}
 	var err error
 	if e.audit, err = newAuditLog(dir); err != nil {
@@ -76,12 +80,19 @@ func startEnvironment(ctx context.Context, dir, binary string, nodes int, limit 
 	if e.kube, err = kubernetes.NewForConfig(admin); err != nil {
 		return e, fmt.Errorf("creating client: %w", err)
 	}
+	args := append(limits, "--metrics-secure=false")
+	if cfg.profileDir != "" {
+		if e.profiler, err = newProfiler(cfg.profileDir, limit); err != nil {
+			return e, err
+		}
+		args = append(args, "--pprof-bind-address="+strings.TrimPrefix(e.profiler.baseURL, "http://"))
+	}
 	// Leader election is off: a lease would add its renewals to the
 	// manager's requests, and the native controller runs without one too.
 	e.manager, err = managerproc.Start(ctx, managerproc.Options{
 		Name: "manager", Binary: binary, Kubeconfig: e.cluster.KubeconfigPath(),
 		LogPath: filepath.Join(dir, "manager.log"),
-		Args:    append(limits, "--metrics-secure=false"),
+		Args:    args,
 	})
 	if err != nil {
 		return e, err

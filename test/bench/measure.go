@@ -71,6 +71,10 @@ func (e *environment) measureIn(ctx context.Context, ns string, sc scenario, c *
 		return nil, err
 	}
 
+	stopProfiling := func() error { return nil }
+	if c.name == ours {
+		stopProfiling = e.profiler.during(ctx, ns)
+	}
 	start := time.Now()
 	if sc.update {
 		err = w.setImage(ctx, "v2")
@@ -82,6 +86,7 @@ func (e *environment) measureIn(ctx context.Context, ns string, sc scenario, c *
 	}
 	err = waitRollout(ctx, w)
 	wall := time.Since(start)
+	err = errors.Join(err, stopProfiling())
 	if sc.inPlace && errors.Is(err, errStalled) {
 		return &run{NotAvailable: fmt.Sprintf("in-place update did not finish (%v)", err)}, nil
 	}

@@ -68,7 +68,7 @@ func runComparison(ctx context.Context, cfg config, limit rateLimit, dir, binary
 	if dir, err = os.MkdirTemp(dir, fmt.Sprintf("qps-%d-", limit.qps)); err != nil {
 		return cmp, err
 	}
-	env, err := startEnvironment(ctx, dir, binary, cfg.nodes, limit)
+	env, err := startEnvironment(ctx, dir, binary, cfg, limit)
 	defer func() { err = errors.Join(err, env.stop()) }()
 	if err != nil {
 		return cmp, err
