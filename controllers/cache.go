@@ -139,10 +139,14 @@ func listPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*c
 }
 
 // listNodes returns the cached nodes, shared with the cache: read only.
-func listNodes(ctx context.Context, c client.Reader) ([]corev1.Node, error) {
+func listNodes(ctx context.Context, c client.Reader) ([]*corev1.Node, error) {
 	var list corev1.NodeList
 	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	return list.Items, nil
+	nodes := make([]*corev1.Node, len(list.Items))
+	for i := range list.Items {
+		nodes[i] = &list.Items[i]
+	}
+	return nodes, nil
 }

@@ -89,7 +89,7 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	current *v1alpha1.ExtendedDaemonSetReplicaSet,
 ) (*canaryNote, time.Duration, error) {
 	// The canary picks its nodes among all, and keeps them healthy.
-	nodes, err := listNodes(ctx, r.Client)
+	nodes, err := r.store.allNodes(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -146,7 +146,7 @@ func soonest(a, b time.Duration) time.Duration {
 // pods; and the names of the active replica set's pods, the baseline of an
 // analysis.
 func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []corev1.Node,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []*corev1.Node,
 ) (in canary.Input, stablePods []string, err error) {
 	strategy := eds.Spec.Strategy.Canary
 	in = canary.Input{
@@ -162,7 +162,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 		}
 		selector = s
 	}
-	pods, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
+	pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
 	if err != nil {
 		return in, nil, err
 	}
@@ -180,8 +180,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 		}
 	}
 	fitter := placement.NewFitter(&current.Spec.Template)
-	for i := range nodes {
-		node := &nodes[i]
+	for _, node := range nodes {
 		if !fitter.Fit(node).ShouldRun {
 			continue
 		}

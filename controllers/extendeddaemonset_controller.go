@@ -43,6 +43,8 @@ type ExtendedDaemonSetReconciler struct {
 	queriers analysis.Queriers
 	// statusWrites paces the writes of counters.
 	statusWrites statusWrites
+	// store reads the cached pods and nodes in place.
+	store *store
 }
 
 // SetupWithManager registers the reconciler; a change of any replica set
@@ -261,7 +263,7 @@ func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1a
 		// pass stays independent of the number of nodes.
 		return nil
 	}
-	pods, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
+	pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
 	if err != nil {
 		return err
 	}

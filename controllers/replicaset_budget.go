@@ -28,10 +28,10 @@ func progressDeadline(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
 
 // fitting counts the nodes template fits: what percentages of the shared
 // budgets resolve against.
-func fitting(template *corev1.PodTemplateSpec, nodes []corev1.Node) int {
+func fitting(template *corev1.PodTemplateSpec, nodes []*corev1.Node) int {
 	n, fitter := 0, placement.NewFitter(template)
-	for i := range nodes {
-		if fitter.Fit(&nodes[i]).ShouldRun {
+	for _, node := range nodes {
+		if fitter.Fit(node).ShouldRun {
 			n++
 		}
 	}
@@ -44,7 +44,7 @@ func fitting(template *corev1.PodTemplateSpec, nodes []corev1.Node) int {
 // pods. Reconciles of one ExtendedDaemonSet's replica sets are serialized
 // (lockExtendedDaemonSet), so each sees the other's writes.
 func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, obs *observation,
-	nodes []corev1.Node, pods []*corev1.Pod,
+	nodes []*corev1.Node, pods []*corev1.Pod,
 ) (rollout.Spent, error) {
 	c := runningCanary(eds)
 	if c == nil {

@@ -55,6 +55,8 @@ type ReplicaSetReconciler struct {
 	backoff      *failureBackoff
 	refusals     *onceEvery
 	statusWrites statusWrites
+	// store reads the cached pods and nodes in place.
+	store *store
 	// locks serializes the reconciles of one ExtendedDaemonSet's replica
 	// sets: they spend one budget, and each must see the other's writes.
 	locks sync.Map
@@ -237,8 +239,11 @@ func (r *ReplicaSetReconciler) replicaSetsOf(ctx context.Context, namespace, eds
 	if eds == "" {
 		return nil
 	}
+	// Every pod event of a rollout maps here; only names are read, so the
+	// cached replica sets are not copied.
 	var list v1alpha1.ExtendedDaemonSetReplicaSetList
-	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds}); err != nil {
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds},
+		client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Error(err, "listing replica sets", "extendedDaemonSet", klog.KRef(namespace, eds))
 		return nil
 	}
@@ -264,7 +269,7 @@ func (r *ReplicaSetReconciler) replicaSetsOfNode(ctx context.Context, node clien
 		}
 	}
 	var sets v1alpha1.ExtendedDaemonSetList
-	if err := r.List(ctx, &sets); err != nil {
+	if err := r.List(ctx, &sets, client.UnsafeDisableDeepCopy); err != nil {
 		log.Error(err, "listing ExtendedDaemonSets")
 		return nil
 	}

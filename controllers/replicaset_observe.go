@@ -55,25 +55,24 @@ type observation struct {
 func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*observation, error) {
-	nodes, err := listNodes(ctx, r.Client)
+	nodes, err := r.store.allNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cached, err := listPods(ctx, r.Client, eds.Namespace, eds.Name)
+	cached, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
 	if err != nil {
 		return nil, err
 	}
 	obs := &observation{
 		role:  roleOf(eds, ers.Name),
-		input: rollout.Input{Pods: map[string][]rollout.Pod{}, Now: now},
-		pods:  map[string]*corev1.Pod{},
+		input: rollout.Input{Pods: make(map[string][]rollout.Pod, len(cached)), Now: now},
+		pods:  make(map[string]*corev1.Pod, len(cached)),
 
 		unresponsive: map[string]bool{},
 	}
 	responsible := responsibleFor(eds, obs.role)
 	obs.nodes = make(map[string]*corev1.Node, len(nodes))
-	for i := range nodes {
-		node := &nodes[i]
+	for _, node := range nodes {
 		obs.nodes[node.Name] = node
 		if placement.Unresponsive(node, now, r.unresponsiveGrace()) {
 			obs.unresponsive[node.Name] = true
@@ -164,16 +163,16 @@ func nodeBackoff(byKey map[string]time.Time, eds *v1alpha1.ExtendedDaemonSet) ma
 
 // addNodes states, for every node the replica set takes care of, whether its
 // template fits there.
-func (o *observation) addNodes(nodes []corev1.Node, template *corev1.PodTemplateSpec, responsible func(string) bool) {
+func (o *observation) addNodes(nodes []*corev1.Node, template *corev1.PodTemplateSpec, responsible func(string) bool) {
 	fitter := placement.NewFitter(template)
-	for i := range nodes {
-		if !responsible(nodes[i].Name) {
+	for _, node := range nodes {
+		if !responsible(node.Name) {
 			continue
 		}
-		fit := fitter.Fit(&nodes[i])
+		fit := fitter.Fit(node)
 		o.input.Nodes = append(o.input.Nodes, rollout.Node{
-			Name: nodes[i].Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
-			Unresponsive: o.unresponsive[nodes[i].Name],
+			Name: node.Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
+			Unresponsive: o.unresponsive[node.Name],
 		})
 	}
 }
@@ -181,10 +180,10 @@ func (o *observation) addNodes(nodes []corev1.Node, template *corev1.PodTemplate
 // addPods adds the pods on the replica set's nodes. The active replica set
 // also takes the pods on nodes that no longer exist, to delete them; a
 // replica set without a role only its own pods, to count them.
-func (o *observation) addPods(pods []*corev1.Pod, nodes []corev1.Node, ers string, responsible func(string) bool) {
+func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers string, responsible func(string) bool) {
 	exists := make(map[string]bool, len(nodes))
-	for i := range nodes {
-		exists[nodes[i].Name] = true
+	for _, node := range nodes {
+		exists[node.Name] = true
 	}
 	extra := map[string]bool{}
 	for _, pod := range pods {

@@ -74,14 +74,14 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 // observe reads what settings are validated against: the namespace's
 // settings, the nodes, and the templates of the ExtendedDaemonSets named.
-func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, []corev1.Node, map[string]*corev1.PodTemplateSpec, error) {
+func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, []*corev1.Node, map[string]*corev1.PodTemplateSpec, error) {
 	settings, err := listSettings(ctx, r.Client, namespace)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	var nodes corev1.NodeList
-	if err := r.List(ctx, &nodes); err != nil {
-		return nil, nil, nil, fmt.Errorf("listing nodes: %w", err)
+	nodes, err := listNodes(ctx, r.Client)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	templates := map[string]*corev1.PodTemplateSpec{}
 	for _, s := range settings {
@@ -97,7 +97,7 @@ func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1
 			return nil, nil, nil, fmt.Errorf("getting ExtendedDaemonSet %s: %w", s.Spec.Reference.Name, err)
 		}
 	}
-	return settings, nodes.Items, templates, nil
+	return settings, nodes, templates, nil
 }
 
 func listSettings(ctx context.Context, c client.Reader, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, error) {

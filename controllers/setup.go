@@ -36,12 +36,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
+	cached, err := newStore(ctx, mgr.GetCache(), mgr.GetClient())
+	if err != nil {
+		return err
+	}
 	recorder := mgr.GetEventRecorder(ControllerName)
 	eds := &ExtendedDaemonSetReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                recorder,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		store:                   cached,
 	}
 	eds.statusWrites.interval = opts.CounterWriteInterval
 	if err := eds.SetupWithManager(mgr); err != nil {
@@ -54,6 +59,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		MaxConcurrentWrites:     opts.MaxConcurrentWrites,
 		UnresponsiveNodeGrace:   opts.UnresponsiveNodeGrace,
+		store:                   cached,
 	}
 	ers.statusWrites.interval = opts.CounterWriteInterval
 	if err := ers.SetupWithManager(mgr); err != nil {

@@ -44,7 +44,7 @@ func benchAtSizes(b *testing.B, bench func(b *testing.B, n int)) {
 type benchCluster struct {
 	eds          *v1alpha1.ExtendedDaemonSet
 	old, current *v1alpha1.ExtendedDaemonSetReplicaSet
-	nodes        []corev1.Node
+	nodes        []*corev1.Node
 	pods         []*corev1.Pod
 }
 
@@ -130,12 +130,13 @@ func newBenchCluster(n int, runs nodeRuns) *benchCluster {
 		},
 		old:     benchReplicaSet("agent-1", "agent:v1"),
 		current: benchReplicaSet("agent-2", "agent:v2"),
-		nodes:   make([]corev1.Node, n),
+		nodes:   make([]*corev1.Node, n),
 		pods:    make([]*corev1.Pod, n),
 	}
 	c.eds.Status.ActiveReplicaSet = c.current.Name
 	for i := range c.nodes {
-		c.nodes[i] = benchNode(i)
+		node := benchNode(i)
+		c.nodes[i] = &node
 		current, ready := runs(i)
 		ers := c.old
 		if current {
@@ -194,7 +195,7 @@ func (c *benchCluster) newObservation(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 func (c *benchCluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, error) {
 	obs, responsible := c.newObservation(ers)
 	for i := range c.nodes {
-		if placement.Unresponsive(&c.nodes[i], benchNow, placement.DefaultUnresponsiveGrace) {
+		if placement.Unresponsive(c.nodes[i], benchNow, placement.DefaultUnresponsiveGrace) {
 			obs.unresponsive[c.nodes[i].Name] = true
 		}
 	}

@@ -57,12 +57,15 @@ const nodeLabel = "controllers-test.extendeddaemonset.io/suite"
 // k8s reads and writes straight to the API server, around the manager's cache.
 var k8s client.Client
 
+// adminConfig is the admin's connection to the API server.
+var adminConfig *rest.Config
+
 func TestMain(m *testing.M) {
 	if testenv.Short() {
 		os.Exit(m.Run())
 	}
 	os.Exit(testenv.Run(func(env *envtest.Environment, c client.Client) int {
-		k8s = c
+		k8s, adminConfig = c, env.Config
 		return runWithControllers(m, env.Config)
 	}))
 }

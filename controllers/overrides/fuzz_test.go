@@ -50,7 +50,7 @@ func FuzzForNode(f *testing.F) {
 			},
 		}
 		settings := []v1alpha1.ExtendedDaemonsetSetting{setting}
-		if errs := Validate(settings, []corev1.Node{*node}, nil); errs["s"] != nil {
+		if errs := Validate(settings, []*corev1.Node{node}, nil); errs["s"] != nil {
 			settings = nil
 		}
 

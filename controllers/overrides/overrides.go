@@ -22,7 +22,7 @@ import (
 // parse, or two settings of the same ExtendedDaemonSet claiming one node
 // (both are invalid: neither can be trusted to win). Containers missing
 // from the template are reported when template is given.
-func Validate(settings []v1alpha1.ExtendedDaemonsetSetting, nodes []corev1.Node, templates map[string]*corev1.PodTemplateSpec) map[string]error {
+func Validate(settings []v1alpha1.ExtendedDaemonsetSetting, nodes []*corev1.Node, templates map[string]*corev1.PodTemplateSpec) map[string]error {
 	errs := map[string]error{}
 	selectors := map[string]labels.Selector{}
 	for i := range settings {

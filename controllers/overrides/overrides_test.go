@@ -33,7 +33,8 @@ var template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1
 
 func TestValidate(t *testing.T) {
 	g := gomega.NewWithT(t)
-	nodes := []corev1.Node{node("n1", map[string]string{"pool": "big", "zone": "a"}, nil), node("n2", map[string]string{"pool": "small"}, nil)}
+	n1, n2 := node("n1", map[string]string{"pool": "big", "zone": "a"}, nil), node("n2", map[string]string{"pool": "small"}, nil)
+	nodes := []*corev1.Node{&n1, &n2}
 	settings := []v1alpha1.ExtendedDaemonsetSetting{
 		setting("big", "agent", map[string]string{"pool": "big"}, "agent", "2"),
 		setting("zone-a", "agent", map[string]string{"zone": "a"}, "agent", "1"),

@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// podsByExtendedDaemonSet indexes the pod store by
+// "<namespace>/<extendeddaemonset>".
+const podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
+
+// store reads the cached pods and nodes in place, from the informers' own
+// stores. Listing through the cache client copies every object into the
+// list's array: on 5,000 nodes a replica set pass listed 5,000 pods and
+// 5,000 nodes, about 10 MB a pass, two thirds of all the manager allocated
+// during a rollout, and what its RSS followed. What the store returns is
+// shared with the cache: read it, copy an object before writing it.
+//
+// A cache restricted to some namespaces (--watch-namespaces) keeps an
+// informer per namespace and no single store; the pods are then listed
+// through reader, without deep copies.
+type store struct {
+	reader      client.Reader
+	pods, nodes toolscache.Indexer
+}
+
+// indexerOf is what an informer of controller-runtime's cache is beside
+// cache.Informer: client-go's shared informer.
+type indexerOf interface {
+	GetIndexer() toolscache.Indexer
+}
+
+// newStore gets the pod and node informers of c and indexes the pods by
+// ExtendedDaemonSet. It must run before the cache starts; reader is c's
+// client, for a cache without single stores.
+func newStore(ctx context.Context, c cache.Cache, reader client.Reader) (*store, error) {
+	s := &store{reader: reader}
+	var err error
+	if s.pods, err = informerIndexer(ctx, c, &corev1.Pod{}); err != nil {
+		return nil, err
+	}
+	if s.nodes, err = informerIndexer(ctx, c, &corev1.Node{}); err != nil {
+		return nil, err
+	}
+	if s.pods != nil {
+		if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod}); err != nil {
+			return nil, fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// informerIndexer is the store of c's informer of obj's kind, nil when
+// that informer has none.
+func informerIndexer(ctx context.Context, c cache.Cache, obj client.Object) (toolscache.Indexer, error) {
+	informer, err := c.GetInformer(ctx, obj)
+	if err != nil {
+		return nil, fmt.Errorf("getting the %T informer: %w", obj, err)
+	}
+	if shared, ok := informer.(indexerOf); ok {
+		return shared.GetIndexer(), nil
+	}
+	return nil, nil
+}
+
+func extendedDaemonSetOfPod(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if name := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]; name != "" {
+		return []string{pod.Namespace + "/" + name}, nil
+	}
+	return nil, nil
+}
+
+// podsOf returns the cached pods of an ExtendedDaemonSet, read-only.
+func (s *store) podsOf(ctx context.Context, namespace, eds string) ([]*corev1.Pod, error) {
+	if s.pods == nil {
+		return listPods(ctx, s.reader, namespace, eds)
+	}
+	objs, err := s.pods.ByIndex(podsByExtendedDaemonSet, namespace+"/"+eds)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of %s/%s: %w", namespace, eds, err)
+	}
+	return typed[*corev1.Pod](objs), nil
+}
+
+// allNodes returns the cached nodes, read-only.
+func (s *store) allNodes(ctx context.Context) ([]*corev1.Node, error) {
+	if s.nodes == nil {
+		return listNodes(ctx, s.reader)
+	}
+	return typed[*corev1.Node](s.nodes.List()), nil
+}
+
+func typed[T any](objs []any) []T {
+	out := make([]T, 0, len(objs))
+	for _, o := range objs {
+		if t, ok := o.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+)
+
+// The store reads the informers' own objects when the cache has one
+// informer per kind, and lists through the cache when it keeps one per
+// namespace (--watch-namespaces): both see the same pods and nodes.
+func TestStoreReadsPodsAndNodesWithEitherCache(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("n1", nil)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: s.ns, Labels: map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "agent"}},
+		Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "agent", Image: "agent:v1"}}},
+	}
+	s.create(pod)
+	other := pod.DeepCopy()
+	other.Name, other.ResourceVersion, other.Labels = "other-x", "", map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "other"}
+	s.create(other)
+
+	for name, opts := range map[string]cache.Options{
+		"one informer per kind":      CacheOptions(),
+		"one informer per namespace": withNamespaces(CacheOptions(), s.ns),
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			opts.Scheme = testenv.Scheme()
+			c, err := cache.New(adminConfig, opts)
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			ctx, cancel := context.WithCancel(s.ctx)
+			defer cancel()
+			g.Expect(setupIndexes(ctx, c)).To(gomega.Succeed())
+			reader, err := client.New(adminConfig, client.Options{Scheme: testenv.Scheme(), Cache: &client.CacheOptions{Reader: c}})
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			st, err := newStore(ctx, c, reader)
+			g.Expect(err).NotTo(gomega.HaveOccurred())
+			g.Expect(st.pods != nil).To(gomega.Equal(len(opts.DefaultNamespaces) == 0), "pods read in place")
+			g.Expect(st.nodes).NotTo(gomega.BeNil(), "nodes are cluster-wide: one informer either way")
+			go func() { _ = c.Start(ctx) }()
+			g.Expect(c.WaitForCacheSync(ctx)).To(gomega.BeTrue())
+
+			g.Eventually(func(g gomega.Gomega) {
+				pods, err := st.podsOf(ctx, s.ns, "agent")
+				g.Expect(err).NotTo(gomega.HaveOccurred())
+				g.Expect(pods).To(gomega.HaveLen(1))
+				g.Expect(pods[0].Name).To(gomega.Equal("agent-x"))
+				g.Expect(pods[0].Spec.Containers[0].Image).To(gomega.Equal("agent:v1"), "trimmed, not emptied")
+				nodes, err := st.allNodes(ctx)
+				g.Expect(err).NotTo(gomega.HaveOccurred())
+				g.Expect(nodes).To(gomega.ContainElement(gomega.HaveField("Name", node.Name)))
+			}).Should(gomega.Succeed())
+		})
+	}
+}
+
+func withNamespaces(opts cache.Options, namespaces ...string) cache.Options {
+	opts.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range namespaces {
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
+	return opts
+}
