@@ -115,6 +115,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	before := ers.DeepCopy()
 
 	now := r.now()
+	decideStart := time.Now()
 	obs, err := r.observe(ctx, eds, ers, now)
 	if err != nil {
 		// What the pods are is unknown: the counters stay as they were,
@@ -124,6 +125,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	plan := rollout.Compute(obs.input)
+	replicaSetDecisionSeconds().Observe(time.Since(decideStart).Seconds())
 	if len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace) > 0 {
 		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete),
 			"updateInPlace", len(plan.UpdateInPlace))

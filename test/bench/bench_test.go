@@ -67,8 +67,10 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 				t.Errorf("%s, %s: no %s", r.Scenario, r.Controller, fig)
 			}
 		}
-		if _, ok := r.Figures[reconcileFigure("extendeddaemonsetreplicaset", 0.5)]; r.Controller == ours && !ok {
-			t.Errorf("%s, ours: no reconcile time", r.Scenario)
+		for _, name := range []string{"extendeddaemonsetreplicaset", decisionOnly} {
+			if _, ok := r.Figures[reconcileFigure(name, 0.5)]; r.Controller == ours && !ok {
+				t.Errorf("%s, ours: no %s time", r.Scenario, name)
+			}
 		}
 	}
 	for run, missing := range want {

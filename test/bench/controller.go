@@ -64,12 +64,24 @@ func (c *controller) snapshot(ctx context.Context) (processSnapshot, error) {
 	if err != nil {
 		return processSnapshot{}, err
 	}
+	reconcile := histograms(families, "controller_runtime_reconcile_time_seconds", "controller")
+	if h, ok := histograms(families, decisionHistogram, "")[""]; ok {
+		reconcile[decisionOnly] = h
+	}
 	return processSnapshot{
 		requests:  sumCounter(families, c.requestCounter, c.keyOf),
-		reconcile: histograms(families, "controller_runtime_reconcile_time_seconds", "controller"),
+		reconcile: reconcile,
 		cpu:       cpu,
 	}, nil
 }
+
+// Our manager times a replica set pass without its writes, which wait on
+// the client's rate limit, in decisionHistogram; it is reported beside the
+// reconcilers as decisionOnly.
+const (
+	decisionHistogram = "extendeddaemonset_replicaset_decision_seconds"
+	decisionOnly      = "extendeddaemonsetreplicaset-decision"
+)
 
 // requestsSent is the total the process has counted, to tell when it has
 // gone quiet.

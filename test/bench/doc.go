@@ -14,7 +14,9 @@
 //   - the same requests in the API server's audit log, by user agent, which
 //     is where the native controller's writes by resource come from;
 //   - the process's peak RSS (VmHWM, reset before the run) and CPU time;
-//   - the quantiles of controller-runtime's reconcile time histogram.
+//   - the quantiles of controller-runtime's reconcile time histogram, and
+//     of our replica set passes without their writes, which wait on the
+//     client's rate limit (extendeddaemonset_replicaset_decision_seconds).
 //
 // Nothing here asserts speed: the smoke test only checks that every figure
 // was collected. `make bench` runs the benchmark with the BENCH_*

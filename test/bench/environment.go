@@ -114,7 +114,7 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		metricsURL:     "http://" + e.manager.MetricsAddress() + "/metrics",
 		requestCounter: "extendeddaemonset_api_requests_total", keyOf: ourRequestKey,
 		byResourceInProcess: true, agent: ourAgent,
-		reconcilers: []string{"extendeddaemonset", "extendeddaemonsetreplicaset"},
+		reconcilers: []string{"extendeddaemonset", "extendeddaemonsetreplicaset", decisionOnly},
 		ownKinds:    []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"},
 		newWorkload: func() workload { return &extendedDaemonSet{c: e.client} },
 	}

@@ -94,6 +94,9 @@ func reconcileRows() []figureRow {
 			rows = append(rows, figureRow{reconcileFigure(name, q), fmt.Sprintf("reconcile p%g %s (ms)", q*100, name), 1})
 		}
 	}
+	for _, q := range reconcileQuantiles {
+		rows = append(rows, figureRow{reconcileFigure(decisionOnly, q), fmt.Sprintf("decision p%g extendeddaemonsetreplicaset, writes excluded (ms)", q*100), 1})
+	}
 	return rows
 }
 
