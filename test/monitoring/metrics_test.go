@@ -26,6 +26,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/envkubelet"
 	promharness "github.com/extendeddaemonset/extendeddaemonset/test/harness/prometheus"
 )
 
@@ -91,9 +92,14 @@ func runScenario(ctx context.Context, t *testing.T, c client.Client, prom *promh
 	g.SetDefaultEventuallyPollingInterval(polling)
 	const ns = "monitoring"
 	g.Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(gomega.Succeed())
-	createNode(ctx, t, c, "node-a")
-	createNode(ctx, t, c, "node-b")
-	runKubelet(t, c, ns)
+	for _, name := range []string{"node-a", "node-b"} {
+		_, err := envkubelet.CreateNode(ctx, c, name, nil)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+	}
+	kubeletCtx, stopKubelet := context.WithCancel(ctx)
+	kubeletDone := make(chan struct{})
+	go func() { defer close(kubeletDone); envkubelet.Run(kubeletCtx, c, client.InNamespace(ns)) }()
+	t.Cleanup(func() { stopKubelet(); <-kubeletDone })
 
 	promoted := newEDS(ns, "promoted", &v1alpha1.CanaryStrategy{
 		Replicas: ptr.To(intstr.FromInt32(1)),

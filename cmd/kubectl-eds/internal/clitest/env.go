@@ -24,9 +24,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/envkubelet"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
@@ -76,7 +78,7 @@ func Main(m *testing.M, env **Env) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		go runKubelet(ctx, c)
+		go envkubelet.Run(ctx, c, client.HasLabels{v1alpha1.ExtendedDaemonSetNameLabel})
 		*env = e
 		code := m.Run()
 		cancel()

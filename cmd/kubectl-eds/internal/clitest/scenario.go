@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/test/harness/envkubelet"
 )
 
 const (
@@ -31,17 +32,9 @@ func (s *Scenario) Nodes(n int) []string {
 	s.T.Helper()
 	var names []string
 	for i := range n {
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-			Name:   fmt.Sprintf("%s-%d", s.Namespace, i),
-			Labels: map[string]string{ScenarioLabel: s.Namespace, corev1.LabelHostname: fmt.Sprintf("%s-%d", s.Namespace, i)},
-		}}
-		s.G.Expect(s.Client.Create(s.Ctx, node)).To(gomega.Succeed())
-		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}
-		s.G.Expect(s.Client.Status().Update(s.Ctx, node)).To(gomega.Succeed())
-		// The API server taints a new node not-ready until a node
-		// lifecycle controller, which envtest lacks, sees it Ready.
-		node.Spec.Taints = nil
-		s.G.Expect(s.Client.Update(s.Ctx, node)).To(gomega.Succeed())
+		name := fmt.Sprintf("%s-%d", s.Namespace, i)
+		node, err := envkubelet.CreateNode(s.Ctx, s.Client, name, map[string]string{ScenarioLabel: s.Namespace, corev1.LabelHostname: name})
+		s.G.Expect(err).NotTo(gomega.HaveOccurred())
 		names = append(names, node.Name)
 		s.T.Cleanup(func() { _ = s.Client.Delete(s.Ctx, node) })
 	}
