@@ -5,11 +5,12 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
+	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/inspect"
 )
 
 // Groups are every command group of kubectl-eds, each a package of its
 // own.
-var Groups = []cli.Group{}
+var Groups = []cli.Group{inspect.Commands}
 
 // Run runs kubectl-eds with args and returns its exit code.
 func Run(args []string, streams genericiooptions.IOStreams) int {

@@ -1,0 +1,67 @@
+package inspect
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
+)
+
+// snapshot is everything status shows, read at one moment.
+type snapshot struct {
+	eds         *v1alpha1.ExtendedDaemonSet
+	replicaSets []v1alpha1.ExtendedDaemonSetReplicaSet
+	pods        []corev1.Pod
+	// events are the last events of the ExtendedDaemonSet, oldest first;
+	// eventsErr is why they could not be read. A user who may not list
+	// events still sees the rest.
+	events    []corev1.Event
+	eventsErr error
+	now       time.Time
+}
+
+func takeSnapshot(ctx context.Context, c client.Client, key types.NamespacedName) (*snapshot, error) {
+	eds, err := cli.GetExtendedDaemonSet(ctx, c, key)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{eds: eds}
+	var sets v1alpha1.ExtendedDaemonSetReplicaSetList
+	if err := c.List(ctx, &sets, client.InNamespace(key.Namespace),
+		client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: key.Name}); err != nil {
+		return nil, explainList(err, "ExtendedDaemonSetReplicaSet", "extendeddaemonsetreplicasets", key.Namespace)
+	}
+	s.replicaSets = sets.Items
+	if s.pods, err = podsOf(ctx, c, eds); err != nil {
+		return nil, err
+	}
+	s.events, s.eventsErr = lastEvents(ctx, c, eds)
+	s.now = time.Now()
+	return s, nil
+}
+
+// replicaSet is the replica set of the snapshot called name, or nil.
+func (s *snapshot) replicaSet(name string) *v1alpha1.ExtendedDaemonSetReplicaSet {
+	for i := range s.replicaSets {
+		if s.replicaSets[i].Name == name {
+			return &s.replicaSets[i]
+		}
+	}
+	return nil
+}
+
+// podsOn are the pods of the snapshot on node.
+func (s *snapshot) podsOn(node string) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range s.pods {
+		if s.pods[i].Spec.NodeName == node {
+			out = append(out, &s.pods[i])
+		}
+	}
+	return out
+}
