@@ -1,0 +1,137 @@
+package steer
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+)
+
+// The controller acts on canary-validated and canary-failed only when
+// they name the canary's replica set, so a value left from an earlier
+// canary steers nothing; canary-paused, on the other hand, is "true" for
+// whatever canary runs, the next ones included.
+
+func validateCanary(t *target) (change, error) {
+	c, err := liveCanary(t, "validate")
+	if err != nil {
+		return change{}, err
+	}
+	msg := fmt.Sprintf("canary %s of %s validated: the controller promotes it", c.ReplicaSet, t)
+	if t.eds.Annotations[v1alpha1.CanaryValidatedAnnotation] == c.ReplicaSet && !pausedByAnnotation(t) {
+		return change{message: msg}, nil
+	}
+	set := map[string]*string{v1alpha1.CanaryValidatedAnnotation: ptr(c.ReplicaSet)}
+	return change{annotations: set, message: msg + endPause(t, set)}, nil
+}
+
+func pauseCanary(t *target) (change, error) {
+	c, err := liveCanary(t, "pause")
+	if err != nil {
+		return change{}, err
+	}
+	if pausedByAnnotation(t) {
+		return change{message: fmt.Sprintf("canary %s of %s is already paused: %s lets it go on", c.ReplicaSet, t, t.command("canary unpause"))}, nil
+	}
+	return change{
+		annotations: map[string]*string{v1alpha1.CanaryPausedAnnotation: ptr("true")},
+		message: fmt.Sprintf("canary %s of %s paused: it keeps its nodes, and its pods neither promote nor fail it until %s",
+			c.ReplicaSet, t, t.command("canary unpause")),
+	}, nil
+}
+
+// unpauseCanary lifts a person's pause, or lets a canary that autoPause
+// stopped go on; other waits are not pauses unpausing can end.
+func unpauseCanary(t *target) (change, error) {
+	c, err := liveCanary(t, "unpause")
+	if err != nil {
+		if pausedByAnnotation(t) && t.eds.Status.Canary == nil {
+			// The annotation would pause the next canary: lifting it is
+			// what unpausing means without one.
+			return change{
+				annotations: map[string]*string{v1alpha1.CanaryPausedAnnotation: nil},
+				message:     fmt.Sprintf("no canary runs for %s; removed %s, which would have paused the next one", t, v1alpha1.CanaryPausedAnnotation),
+			}, nil
+		}
+		return change{}, err
+	}
+	strategy := t.eds.Spec.Strategy.Canary
+	switch {
+	case pausedByAnnotation(t):
+		return change{
+			annotations: map[string]*string{v1alpha1.CanaryPausedAnnotation: nil},
+			message:     fmt.Sprintf("canary %s of %s unpaused: the controller judges it again", c.ReplicaSet, t),
+		}, nil
+	case strategy != nil && strategy.Paused:
+		return change{}, fmt.Errorf("canary %s of %s is paused by spec.strategy.canary.paused, not by an annotation: set it to false where the spec is kept (git)",
+			c.ReplicaSet, t)
+	case !c.Paused:
+		return change{}, fmt.Errorf("canary %s of %s is not paused: there is nothing to unpause; %s shows what it waits for",
+			c.ReplicaSet, t, t.command("status"))
+	case c.Reason == canary.ReasonWaitingForValidation:
+		return change{}, fmt.Errorf("canary %s of %s waits for a person's validation, which unpausing does not give: %s promotes it, %s fails it",
+			c.ReplicaSet, t, t.command("canary validate"), t.command("canary fail"))
+	case c.Reason == v1alpha1.ReasonAnalysisError || c.Reason == v1alpha1.ReasonAnalysisInconclusive:
+		return change{}, fmt.Errorf("canary %s of %s is held by its analysis (%s), which unpausing cannot override: "+
+			"repair what the analysis measures, or decide with %s or %s", c.ReplicaSet, t, reasonOf(c), t.command("canary validate"), t.command("canary fail"))
+	}
+	msg := fmt.Sprintf("canary %s of %s unpaused: the controller lets it go on despite its auto-pause (%s)", c.ReplicaSet, t, reasonOf(c))
+	if t.eds.Annotations[v1alpha1.CanaryUnpausedAnnotation] == c.ReplicaSet {
+		return change{message: msg}, nil
+	}
+	return change{annotations: map[string]*string{v1alpha1.CanaryUnpausedAnnotation: ptr(c.ReplicaSet)}, message: msg}, nil
+}
+
+func failCanary(t *target) (change, error) {
+	c, err := liveCanary(t, "fail")
+	if err != nil {
+		return change{}, err
+	}
+	msg := fmt.Sprintf("canary %s of %s failed: its nodes go back to the active template (%s); %s starts it again",
+		c.ReplicaSet, t, t.eds.Status.ActiveReplicaSet, t.command("canary retry"))
+	if t.eds.Annotations[v1alpha1.CanaryFailedAnnotation] == c.ReplicaSet && !pausedByAnnotation(t) {
+		return change{message: msg}, nil
+	}
+	set := map[string]*string{v1alpha1.CanaryFailedAnnotation: ptr(c.ReplicaSet)}
+	return change{annotations: set, message: msg + endPause(t, set)}, nil
+}
+
+// retryCanary changes the retry token, and clears a canary-failed naming
+// the canary: the controller would otherwise fail the retried canary again
+// at once.
+func retryCanary(t *target) (change, error) {
+	if err := observed(t); err != nil {
+		return change{}, err
+	}
+	c := t.eds.Status.Canary
+	switch {
+	case c == nil:
+		return change{}, fmt.Errorf("no canary of %s has failed: there is nothing to retry; %s shows where the rollout is", t, t.command("status"))
+	case !c.Failed:
+		return change{}, fmt.Errorf("canary %s of %s has not failed: there is nothing to retry; %s shows where it is", c.ReplicaSet, t, t.command("status"))
+	case t.eds.Spec.Strategy.Canary != nil && t.eds.Spec.Strategy.Canary.Fail == c.ReplicaSet:
+		return change{}, fmt.Errorf("spec.strategy.canary.fail names canary %s of %s, so a retry would fail it again at once: clear it where the spec is kept (git)",
+			c.ReplicaSet, t)
+	}
+	set := map[string]*string{v1alpha1.CanaryRetryAnnotation: ptr(time.Now().UTC().Format(time.RFC3339Nano))}
+	if t.eds.Annotations[v1alpha1.CanaryFailedAnnotation] == c.ReplicaSet {
+		set[v1alpha1.CanaryFailedAnnotation] = nil
+	}
+	return change{annotations: set, message: fmt.Sprintf("canary %s of %s retried: the controller starts it again", c.ReplicaSet, t)}, nil
+}
+
+func pausedByAnnotation(t *target) bool {
+	return t.eds.Annotations[v1alpha1.CanaryPausedAnnotation] == "true"
+}
+
+// endPause adds the removal of canary-paused to set when a person decides
+// about the canary it paused, and says so: left behind, it would pause the
+// next canary.
+func endPause(t *target, set map[string]*string) string {
+	if !pausedByAnnotation(t) {
+		return ""
+	}
+	set[v1alpha1.CanaryPausedAnnotation] = nil
+	return fmt.Sprintf(" (%s is removed with it, or it would pause the next canary)", v1alpha1.CanaryPausedAnnotation)
+}
