@@ -72,3 +72,19 @@ func TestReplicaSetsWakeForTheirInputsOnly(t *testing.T) {
 	g.Expect(wakes(func(e *v1alpha1.ExtendedDaemonSet) { e.Status.Canary.Failed = true })).To(gomega.BeTrue(), "canary failed")
 	g.Expect(replicaSetInputsChanged().Delete(event.DeleteEvent{Object: eds})).To(gomega.BeTrue())
 }
+
+// A pod event wakes its own replica set and those that place pods, never
+// the rest of the history: each pass reads every node and pod.
+func TestPodEventsWakeTheReplicaSetsTheyMatterTo(t *testing.T) {
+	g := gomega.NewWithT(t)
+	eds := &v1alpha1.ExtendedDaemonSet{}
+	eds.Status.ActiveReplicaSet = "agent-b"
+	g.Expect(podReplicaSets("agent-a", eds)).To(gomega.Equal([]string{"agent-a", "agent-b"}), "an old pod: its own and the active one")
+	g.Expect(podReplicaSets("agent-b", eds)).To(gomega.Equal([]string{"agent-b"}))
+	eds.Status.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-c"}
+	g.Expect(podReplicaSets("agent-b", eds)).To(gomega.Equal([]string{"agent-b", "agent-c"}), "the canary spends the same budget")
+	eds.Status.Canary.Failed = true
+	g.Expect(podReplicaSets("agent-a", eds)).To(gomega.Equal([]string{"agent-a", "agent-b", "agent-c"}), "a failed canary's nodes go back")
+	g.Expect(podReplicaSets("agent-a", nil)).To(gomega.Equal([]string{"agent-a"}), "no ExtendedDaemonSet: only counted")
+	g.Expect(podReplicaSets("", &v1alpha1.ExtendedDaemonSet{})).To(gomega.BeEmpty())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -74,7 +75,7 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
 		Watches(&v1alpha1.ExtendedDaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject),
 			builder.WithPredicates(replicaSetInputsChanged())).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfObject),
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfPod),
 			builder.WithPredicates(podStateChanged())).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfNode),
 			builder.WithPredicates(nodePlacementChanged())).
@@ -226,15 +227,50 @@ func pastDeadline(conds []metav1.Condition) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonProgressDeadlineExceeded
 }
 
-// replicaSetsOfObject maps an ExtendedDaemonSet, or one of its pods, to all
-// its replica sets: the active one replaces pods of the others, and each
-// counts its own.
+// replicaSetsOfObject maps an ExtendedDaemonSet to all its replica sets.
 func (r *ReplicaSetReconciler) replicaSetsOfObject(ctx context.Context, obj client.Object) []reconcile.Request {
-	name := obj.GetName()
-	if _, isPod := obj.(*corev1.Pod); isPod {
-		name = obj.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]
+	return r.replicaSetsOf(ctx, obj.GetNamespace(), obj.GetName())
+}
+
+// replicaSetsOfPod maps a pod to the replica sets whose pass it changes
+// (podReplicaSets). Every pass reads every node and pod of the
+// ExtendedDaemonSet: waking all its replica sets, history included, made
+// the work of one pod event grow with the history as well as the cluster.
+func (r *ReplicaSetReconciler) replicaSetsOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	name := pod.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]
+	if name == "" {
+		return nil
 	}
-	return r.replicaSetsOf(ctx, obj.GetNamespace(), name)
+	eds := &v1alpha1.ExtendedDaemonSet{}
+	if err := r.Get(ctx, types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}, eds); err != nil {
+		if !apierrors.IsNotFound(err) {
+			ctrl.LoggerFrom(ctx).Error(err, "reading the ExtendedDaemonSet of a pod", "pod", klog.KObj(pod))
+		}
+		// Without its ExtendedDaemonSet no pass places pods; the pod's own
+		// replica set still counts it.
+		eds = nil
+	}
+	var reqs []reconcile.Request
+	for _, ers := range podReplicaSets(pod.GetLabels()[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel], eds) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: pod.GetNamespace(), Name: ers}})
+	}
+	return reqs
+}
+
+// podReplicaSets are the replica sets a pod of replica set own matters to:
+// its own, which counts it, and those that place pods and spend the
+// budget (the active one, which replaces the pods of all others, and the
+// canary, running or failed, whose nodes it may be on).
+func podReplicaSets(own string, eds *v1alpha1.ExtendedDaemonSet) []string {
+	names := []string{own}
+	if eds != nil {
+		names = append(names, eds.Status.ActiveReplicaSet)
+		if eds.Status.Canary != nil {
+			names = append(names, eds.Status.Canary.ReplicaSet)
+		}
+	}
+	slices.Sort(names)
+	return slices.DeleteFunc(slices.Compact(names), func(n string) bool { return n == "" })
 }
 
 func (r *ReplicaSetReconciler) replicaSetsOf(ctx context.Context, namespace, eds string) []reconcile.Request {

@@ -61,7 +61,7 @@ func Main(m *testing.M, env **Env) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
-		defer os.RemoveAll(dir) //nolint:errcheck // a temp dir
+		defer os.RemoveAll(dir)
 		e := &Env{Config: te.Config, Client: c, Kubeconfig: filepath.Join(dir, "kubeconfig"), envtest: te}
 		if err := writeKubeconfig(te.Config, e.Kubeconfig); err != nil {
 			fmt.Fprintln(os.Stderr, err)
