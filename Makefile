@@ -126,6 +126,10 @@ chaos: ## Chaos suite at full scale (500 nodes, 20 manager kills, 10% API faults
 build: ## Build the manager binary.
 	go build -o bin/manager ./cmd/manager
 
+.PHONY: build-plugin
+build-plugin: ## Build the kubectl plugin bin/kubectl-eds; with it on PATH, kubectl runs it as `kubectl eds`.
+	go build -o bin/kubectl-eds ./cmd/kubectl-eds
+
 .PHONY: run
 run: build ## Run the manager: on $$KUBECONFIG when given, else on a local simulated cluster.
 	@if [ -n "$(KUBECONFIG)" ]; then \

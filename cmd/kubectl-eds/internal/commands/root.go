@@ -6,12 +6,13 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/inspect"
+	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/migrate"
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/steer"
 )
 
 // Groups are every command group of kubectl-eds, each a package of its
 // own.
-var Groups = []cli.Group{inspect.Commands, steer.Commands}
+var Groups = []cli.Group{inspect.Commands, migrate.Commands, steer.Commands}
 
 // Run runs kubectl-eds with args and returns its exit code.
 func Run(args []string, streams genericiooptions.IOStreams) int {
