@@ -48,8 +48,13 @@ func counterWriteDelay(countersOnly bool, interval time.Duration, lastWrite, now
 }
 
 // replicaSetCountersOnly reports a status change of counters alone, and the
-// progress time that follows them.
+// progress time that follows them, short of their final figures: counters
+// that settle are what a reader waiting for the rollout's end waits on, and
+// the replica set a rollout empties changes nothing else when it does.
 func replicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
+	if countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate) {
+		return false
+	}
 	b, a := *before, *after
 	for _, st := range []*v1alpha1.ExtendedDaemonSetReplicaSetStatus{&b, &a} {
 		st.Desired, st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0, 0
@@ -58,13 +63,28 @@ func replicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetS
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
 }
 
-// extendedDaemonSetCountersOnly reports a status change of counters alone.
+// extendedDaemonSetCountersOnly reports a status change of counters alone,
+// short of their final figures.
 func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStatus) bool {
+	if countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate) {
+		return false
+	}
 	b, a := *before, *after
 	for _, st := range []*v1alpha1.ExtendedDaemonSetStatus{&b, &a} {
 		st.Desired, st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0, 0
 	}
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
+}
+
+// countersSettled: every pod wanted runs, ready, available and up to date,
+// or none is left.
+func countersSettled(desired int32, counts ...int32) bool {
+	for _, c := range counts {
+		if c != desired {
+			return false
+		}
+	}
+	return true
 }
 
 // statusWrites remembers each object's last status write by this process:

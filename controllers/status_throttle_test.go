@@ -48,6 +48,20 @@ func TestReplicaSetCounterWriteDelay(t *testing.T) {
 		{name: "a role is written at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Status = v1alpha1.ReplicaSetUnknown }, lastWrite: now, want: 0},
 		{name: "a new generation is written at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.ObservedGeneration = 2 }, lastWrite: now, want: 0},
 		{
+			name: "counters that reach their final figures are written at once",
+			change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
+				s.Ready, s.Available, s.UpToDate = 100, 100, 100
+			},
+			lastWrite: now, want: 0,
+		},
+		{
+			name: "an emptied replica set is written at once",
+			change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
+				s.Desired, s.Current, s.Ready, s.Available, s.UpToDate = 0, 0, 0, 0, 0
+			},
+			lastWrite: now, want: 0,
+		},
+		{
 			name: "pods the scheduler cannot place are told at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Unschedulable = 1 },
 			lastWrite: now, want: 0,
 		},
@@ -78,6 +92,8 @@ func TestExtendedDaemonSetCountersOnly(t *testing.T) {
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-b"} })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Conditions[0].Status = metav1.ConditionTrue })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.ObservedGeneration = 3 })).To(gomega.BeFalse())
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Ready, s.Available, s.UpToDate = 10, 10, 10 })).To(gomega.BeFalse(),
+		"the final figures go at once: a reader waits on them")
 }
 
 // The counters of a rollout (three objects) spend at most 1% of the
