@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -80,7 +81,7 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 	if e.kube, err = kubernetes.NewForConfig(admin); err != nil {
 		return e, fmt.Errorf("creating client: %w", err)
 	}
-	args := append(limits, "--metrics-secure=false")
+	args := append(slices.Clone(limits), "--metrics-secure=false")
 	if cfg.profileDir != "" {
 		if e.profiler, err = newProfiler(cfg.profileDir, limit); err != nil {
 			return e, err

@@ -48,7 +48,7 @@ func freeLoopbackAddress() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("finding a free port: %w", err)
 	}
-	defer l.Close() //nolint:errcheck // only its port was wanted
+	defer l.Close()
 	return l.Addr().String(), nil
 }
 
@@ -95,7 +95,7 @@ func (p *profiler) save(ctx context.Context, profile, path string) error {
 	if err != nil {
 		return fmt.Errorf("taking profile %s: %w", profile, err)
 	}
-	defer resp.Body.Close() //nolint:errcheck // read to the end below
+	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("taking profile %s: %s", profile, resp.Status)
 	}

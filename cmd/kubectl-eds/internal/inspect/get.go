@@ -29,20 +29,7 @@ their images; -o json and -o yaml print the objects.`,
   kubectl eds get agent -o yaml`,
 		Args:              cobra.MaximumNArgs(1),
 		ValidArgsFunction: o.CompleteExtendedDaemonSets,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := flags.validate(); err != nil {
-				return err
-			}
-			c, namespace, err := connect(o, flags.allNamespaces, args)
-			if err != nil {
-				return err
-			}
-			l, err := listExtendedDaemonSets(cmd.Context(), c, namespace, args)
-			if err != nil {
-				return err
-			}
-			return flags.print(o, namespace, l)
-		},
+		RunE:              flags.runList(o, listExtendedDaemonSets),
 	}
 	flags.addOutput(cmd)
 	flags.addAllNamespaces(cmd)

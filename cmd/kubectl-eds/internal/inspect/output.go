@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
 )
@@ -135,4 +137,25 @@ func setKind(obj runtime.Object) error {
 		m.SetManagedFields(nil)
 	}
 	return nil
+}
+
+// runList is the body of a list command: check the flags, connect, list
+// with list, print.
+func (f *outputFlags) runList(o *cli.Options,
+	list func(ctx context.Context, c client.Client, namespace string, args []string) (listing, error),
+) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := f.validate(); err != nil {
+			return err
+		}
+		c, namespace, err := connect(o, f.allNamespaces, args)
+		if err != nil {
+			return err
+		}
+		l, err := list(cmd.Context(), c, namespace, args)
+		if err != nil {
+			return err
+		}
+		return f.print(o, namespace, l)
+	}
 }
