@@ -97,11 +97,12 @@ unit: ## Run the tests that need no API server.
 #   BENCH_REPS       runs of each scenario per controller, one value or one per QPS (3)
 #   BENCH_OUT        JSON of every run and the medians (bin/bench.json, ignored by git)
 #   BENCH_PROFILE    a directory for Go CPU and heap profiles of our manager's runs (none)
+#   BENCH_MANAGER_ENV  KEY=VALUE ... added to our manager's environment, e.g. GOMEMLIMIT=128MiB (none)
 # At 1000 nodes with the defaults it takes about half an hour; no timeout,
 # since a stalled rollout fails on its own after 3 minutes. The Go
 # micro-benchmarks of the controllers run first, in seconds, with -short so
 # that the controllers' TestMain starts no API server.
-export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BENCH_PROFILE
+export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BENCH_PROFILE BENCH_MANAGER_ENV
 
 .PHONY: bench
 bench: ## Micro-benchmarks, then the manager against the native DaemonSet controller on a simulated cluster (BENCH_NODES, BENCH_QPS, BENCH_BURST, BENCH_SCENARIOS, BENCH_REPS, BENCH_OUT, BENCH_PROFILE).

@@ -21,6 +21,8 @@ type config struct {
 	out string
 	// profileDir, when set, receives Go profiles of our manager's runs.
 	profileDir string
+	// managerEnv is added to our manager's environment.
+	managerEnv []string
 }
 
 // The environment variables of `make bench`; the Makefile documents them.
@@ -32,6 +34,7 @@ const (
 	repsEnv      = "BENCH_REPS"
 	outEnv       = "BENCH_OUT"
 	profileEnv   = "BENCH_PROFILE"
+	managerEnv   = "BENCH_MANAGER_ENV"
 )
 
 // configFromEnv reads the BENCH_* variables over the defaults: 1000
@@ -62,6 +65,12 @@ func configFromEnv() (config, error) {
 	}
 	if v := os.Getenv(outEnv); v != "" {
 		cfg.out = v
+	}
+	for _, kv := range strings.Fields(os.Getenv(managerEnv)) {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return cfg, fmt.Errorf("%s: %q is not KEY=VALUE", managerEnv, kv)
+		}
+		cfg.managerEnv = append(cfg.managerEnv, kv)
 	}
 	if v := os.Getenv(profileEnv); v != "" {
 		if cfg.profileDir, err = filepath.Abs(v); err != nil {

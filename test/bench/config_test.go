@@ -6,7 +6,7 @@ import (
 )
 
 func TestConfigFromEnv(t *testing.T) {
-	for _, name := range []string{nodesEnv, qpsEnv, burstEnv, scenariosEnv, repsEnv, outEnv} {
+	for _, name := range []string{nodesEnv, qpsEnv, burstEnv, scenariosEnv, repsEnv, outEnv, profileEnv, managerEnv} {
 		t.Setenv(name, "")
 	}
 	cfg, err := configFromEnv()
@@ -22,15 +22,17 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv(repsEnv, "1,3")
 	t.Setenv(burstEnv, "50")
 	t.Setenv(scenariosEnv, "update,canary")
+	t.Setenv(managerEnv, " GOMEMLIMIT=128MiB  GOGC=50 ")
 	if cfg, err = configFromEnv(); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(cfg.reps, []int{1, 3}) || !slices.Equal(cfg.bursts, []int{50, 50}) ||
-		cfg.scenarios[0].name != "update" || cfg.scenarios[1].name != "canary" {
+		cfg.scenarios[0].name != "update" || cfg.scenarios[1].name != "canary" ||
+		!slices.Equal(cfg.managerEnv, []string{"GOMEMLIMIT=128MiB", "GOGC=50"}) {
 		t.Errorf("one value per QPS, or one for all: %+v", cfg)
 	}
 
-	for name, value := range map[string]string{repsEnv: "1,2,3", burstEnv: "0", scenariosEnv: "rollback", nodesEnv: "-5"} {
+	for name, value := range map[string]string{repsEnv: "1,2,3", burstEnv: "0", scenariosEnv: "rollback", nodesEnv: "-5", managerEnv: "GOMEMLIMIT"} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
 			if _, err := configFromEnv(); err == nil {

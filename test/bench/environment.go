@@ -94,6 +94,7 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		Name: "manager", Binary: binary, Kubeconfig: e.cluster.KubeconfigPath(),
 		LogPath: filepath.Join(dir, "manager.log"),
 		Args:    args,
+		Env:     cfg.managerEnv,
 	})
 	if err != nil {
 		return e, err

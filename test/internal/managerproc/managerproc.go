@@ -50,6 +50,9 @@ type Options struct {
 	// Args are added to the flags every process gets: its own free ports
 	// for metrics and probes, and the leader election above.
 	Args []string
+	// Env is added to the environment the manager inherits (KEY=VALUE),
+	// for what the Go runtime reads there, such as GOMEMLIMIT.
+	Env []string
 }
 
 // Manager is cmd/manager run as a subprocess, restarted when it exits by
@@ -137,7 +140,7 @@ func (m *Manager) startLocked() (*proc.Process, string, error) {
 		args = append(args, "--enable-leader-election", "--leader-election-namespace="+ns)
 	}
 	cmd := exec.Command(m.opts.Binary, append(args, m.opts.Args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+m.opts.Kubeconfig)
+	cmd.Env = append(append(os.Environ(), m.opts.Env...), "KUBECONFIG="+m.opts.Kubeconfig)
 	cmd.Stdout, cmd.Stderr = log, log
 	p, err := proc.Start(cmd)
 	// The child holds its own descriptor.
