@@ -188,7 +188,7 @@ func TestCanaryProgress(t *testing.T) {
 		{"paused beats a stuck replica set", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, stalledSet, progressing, v1alpha1.ReasonCanaryPaused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := canaryProgress(&tc.canary, tc.ers)
+			p := canaryProgress(&tc.canary, tc.ers, "")
 			if p.phase != tc.phase || p.reason != tc.reason {
 				t.Fatalf("progress %d %s (%s), want %d %s", p.phase, p.reason, p.message, tc.phase, tc.reason)
 			}

@@ -126,8 +126,9 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	before := eds.DeepCopy()
 
 	obs, requeue, err := r.reconcile(ctx, eds)
-	setExtendedDaemonSetStatus(eds, obs, err)
 	now := metav1.Now().Time
+	obs.now = now
+	setExtendedDaemonSetStatus(eds, obs, err)
 	wait, _, perr := r.statusWrites.patch(ctx, r.Client, before, eds, equality.Semantic.DeepEqual(before.Status, eds.Status),
 		extendedDaemonSetCountersOnly(&before.Status, &eds.Status), now)
 	switch {

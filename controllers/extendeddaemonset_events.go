@@ -56,6 +56,8 @@ func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet
 		case canary.Failed:
 			kind = corev1.EventTypeWarning
 			message = fmt.Sprintf("canary %s failed: %s: %s; its nodes go back to %s", rs.Name, c.Reason, c.Message, eds.Status.ActiveReplicaSet)
+		case canary.StepStarted:
+			message = fmt.Sprintf("canary %s at step %d of %d on %d nodes", rs.Name, c.Step, len(eds.Spec.Strategy.Canary.Steps), len(c.Nodes))
 		case canary.Paused:
 			kind = corev1.EventTypeWarning
 			message = fmt.Sprintf("canary %s paused: %s: %s", rs.Name, c.Reason, c.Message)

@@ -2,12 +2,14 @@ package controllers
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
 
 // maxConditionMessage keeps condition messages readable and far below the
@@ -29,6 +31,9 @@ type edsObservation struct {
 	// pruneErr is why old replica sets could not be deleted; retried, and
 	// not part of the status.
 	pruneErr error
+	// now is when the status is computed: the time left of a canary step
+	// is told from it.
+	now time.Time
 }
 
 // setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet,
@@ -45,9 +50,9 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 	if obs.current != nil {
 		sumReplicaSets(eds, obs.sets, obs.current)
 		p = edsProgress(byName(obs.sets, st.ActiveReplicaSet), obs.current)
-		setCanaryConditions(eds)
+		setCanaryConditions(eds, obs.now)
 		if c := st.Canary; c != nil {
-			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet))
+			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
 		}
 	}
 	switch {
@@ -84,14 +89,14 @@ func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDa
 
 // setCanaryConditions sets the Canary and Analysis conditions while a
 // canary runs, waits or has failed, and removes them otherwise.
-func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet) {
+func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
 	c := eds.Status.Canary
 	if c == nil {
 		conditions.Delete(eds, v1alpha1.CanaryCondition)
 		conditions.Delete(eds, v1alpha1.AnalysisCondition)
 		return
 	}
-	p := canaryProgress(c, nil)
+	p := canaryProgress(c, nil, canary.StepMessage(c, eds.Spec.Strategy.Canary, now))
 	status := metav1.ConditionTrue
 	if c.Failed {
 		status = metav1.ConditionFalse
@@ -108,16 +113,23 @@ func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet) {
 // canaryProgress is where an ExtendedDaemonSet stands while a canary runs,
 // waits or has failed. A canary whose replica set missed its progress
 // deadline (its pods never become available) stalls the ExtendedDaemonSet
-// too.
-func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet) progress {
+// too. step tells where a canary with steps stands (canary.StepMessage),
+// empty without steps.
+func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet, step string) progress {
 	detail := ""
 	if c.Reason != "" {
 		detail = fmt.Sprintf(": %s: %s", c.Reason, c.Message)
 	}
 	switch {
 	case c.Failed:
+		at := ""
+		if c.Step > 0 {
+			at = fmt.Sprintf(" at step %d", c.Step)
+		}
 		return progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed,
-			message: fmt.Sprintf("canary %s failed%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, detail)}
+			message: fmt.Sprintf("canary %s failed%s%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, at, detail)}
+	case c.Paused && step != "":
+		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused, message: fmt.Sprintf("canary %s paused, %s%s", c.ReplicaSet, step, detail)}
 	case c.Paused:
 		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused, message: fmt.Sprintf("canary %s paused%s", c.ReplicaSet, detail)}
 	}
@@ -125,6 +137,10 @@ func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetRep
 		if s := conditions.Get(ers, v1alpha1.StalledCondition); s != nil && s.Status == metav1.ConditionTrue {
 			return progress{phase: stalled, reason: s.Reason, message: fmt.Sprintf("canary %s: %s", c.ReplicaSet, s.Message)}
 		}
+	}
+	if step != "" {
+		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
+			message: fmt.Sprintf("canary %s running, %s%s", c.ReplicaSet, step, detail)}
 	}
 	return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
 		message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}

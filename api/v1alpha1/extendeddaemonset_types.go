@@ -156,9 +156,21 @@ type CanaryStatus struct {
 	// Message explains Reason.
 	// +optional
 	Message string `json:"message,omitempty"`
-	// Analysis is the state of the metric analysis.
+	// Analysis is the state of the metric analysis; with steps, of the
+	// current step's.
 	// +optional
 	Analysis *AnalysisStatus `json:"analysis,omitempty"`
+	// Step is the number (from 1) of the current step, with steps.
+	// +optional
+	Step int32 `json:"step,omitempty"`
+	// StepStartedAt is when the current step started, with steps.
+	// +optional
+	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
+	// Steps are the steps reached so far, with steps.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	Steps []CanaryStepStatus `json:"steps,omitempty"`
 }
 
 // ExtendedDaemonSet runs one pod per eligible node, rolling a new template

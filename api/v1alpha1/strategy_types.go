@@ -151,12 +151,16 @@ const DefaultCanaryDuration = "10m"
 // CanaryStrategy runs a new template on a few nodes before everyone else.
 // +kubebuilder:validation:XValidation:rule="!has(self.validationMode) || self.validationMode != 'manual' || (!has(self.duration) && !has(self.noRestartsDuration))",message="duration and noRestartsDuration cannot be set with validationMode manual: a manual canary runs until it is validated (use autoFail.canaryTimeout to bound it)"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoFail) || !has(self.autoPause) || !has(self.autoFail.maxRestarts) || !has(self.autoPause.maxRestarts) || self.autoFail.maxRestarts >= self.autoPause.maxRestarts",message="autoFail.maxRestarts must be greater than or equal to autoPause.maxRestarts"
-// +kubebuilder:validation:XValidation:rule="!has(self.autoFail) || !has(self.autoFail.canaryTimeout) || duration(self.autoFail.canaryTimeout) > duration(has(self.duration) ? self.duration : '10m') || (has(self.validationMode) && self.validationMode == 'manual')",message="autoFail.canaryTimeout must be longer than duration (10m when unset)"
-// +kubebuilder:validation:XValidation:rule="!has(self.noRestartsDuration) || duration(self.noRestartsDuration) <= duration(has(self.duration) ? self.duration : '10m')",message="noRestartsDuration must not be longer than duration (10m when unset)"
+// +kubebuilder:validation:XValidation:rule="has(self.steps) || !has(self.autoFail) || !has(self.autoFail.canaryTimeout) || duration(self.autoFail.canaryTimeout) > duration(has(self.duration) ? self.duration : '10m') || (has(self.validationMode) && self.validationMode == 'manual')",message="autoFail.canaryTimeout must be longer than duration (10m when unset)"
+// +kubebuilder:validation:XValidation:rule="has(self.steps) || !has(self.noRestartsDuration) || duration(self.noRestartsDuration) <= duration(has(self.duration) ? self.duration : '10m')",message="noRestartsDuration must not be longer than duration (10m when unset)"
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || (!has(self.replicas) && !has(self.duration))",message="replicas and duration cannot be set with steps: each step has its own"
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || !has(self.validationMode) || self.validationMode != 'manual'",message="steps cannot be used with validationMode manual: end the steps with a pause: true step to wait for a person"
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || !has(self.noRestartsDuration) || self.steps.all(s, !has(s.duration) || duration(s.duration) >= duration(self.noRestartsDuration))",message="noRestartsDuration must not be longer than the duration of any step"
+// +kubebuilder:validation:XValidation:rule="!has(self.steps) || !has(self.autoFail) || !has(self.autoFail.canaryTimeout) || !self.steps.exists(s, has(s.duration)) || duration(self.autoFail.canaryTimeout) > self.steps.filter(s, has(s.duration)).map(s, duration(s.duration)).sum()",message="autoFail.canaryTimeout must be longer than the durations of the steps together"
 type CanaryStrategy struct {
 	// Replicas is the number of canary nodes, or a percentage of the desired
-	// nodes rounded up.
-	// +kubebuilder:default=1
+	// nodes rounded up (1 when unset). Not allowed with steps. It has no
+	// schema default, which would make it set alongside steps.
 	// +kubebuilder:validation:XIntOrString
 	// +kubebuilder:validation:MaxLength=4
 	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="canary replicas must be an integer >= 1 or a percentage between 1% and 100%"
@@ -178,6 +182,19 @@ type CanaryStrategy struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="noRestartsDuration must be a positive duration"
 	// +optional
 	NoRestartsDuration *metav1.Duration `json:"noRestartsDuration,omitempty"`
+
+	// Steps grow the canary in stages, each judged on its own; the canary
+	// is promoted after the last one. Without steps the canary is one step
+	// of replicas nodes for duration. Steps must not shrink: a step that
+	// resolves to fewer nodes than the one before stalls the
+	// ExtendedDaemonSet with reason InvalidSpec (a count and a percentage
+	// compare only once the nodes are known, and a schema rule ordering
+	// the list costs more than the API server allows).
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	Steps []CanaryStep `json:"steps,omitempty"`
 
 	// NodeSelector restricts canary nodes to the nodes it matches.
 	// +optional
@@ -227,6 +244,14 @@ type CanaryStrategy struct {
 	// of the extendeddaemonset.io/canary-unpaused annotation.
 	// +optional
 	Unpause string `json:"unpause,omitempty"`
+
+	// SkipStep moves the canary on from one of its steps: "<replica set
+	// name>/<step number>", for example "foo-x7k2p/2", skips step 2 of the
+	// canary foo-x7k2p, once. Declarative twin of the
+	// extendeddaemonset.io/canary-skip-step annotation.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[1-9][0-9]?$`
+	// +optional
+	SkipStep string `json:"skipStep,omitempty"`
 
 	// Fail fails the canary whose replica set name equals this value.
 	// Declarative twin of the extendeddaemonset.io/canary-failed annotation.

@@ -128,23 +128,30 @@ func step(in Input) (Result, error) {
 		st.StartedAt = &metav1.Time{Time: in.Now}
 	}
 	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
-	want, err := Count(in.Strategy.Replicas, in.Desired)
+	plan, err := planOf(in, st)
 	if err != nil {
 		return res, err
 	}
+	want := plan.want()
 	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
+	plan.recordNodes(st)
 
 	verdict, analysis := judge(in, st.StartedAt.Time), analysisVerdict(in)
 	if verdict.Action != Fail && analysis.Action == Fail {
 		verdict = analysis
 	}
 	if verdict.Action == Fail {
+		// Whatever the step, the whole canary fails: every canary node
+		// goes back to the active template.
+		finishStep(st, v1alpha1.CanaryStepFailed, in.Now)
 		st.Failed, st.Paused, st.Reason, st.Message = true, false, verdict.Reason, verdict.Message
 		return res, nil
 	} else if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
 		res.Promote = true
 		return res, nil
-	} else if paused, reason, message := pauseOf(in, verdict, analysis); paused {
+	} else if plan.steps != nil && skipRequested(in, st.Step) {
+		return plan.next(in, st, res, v1alpha1.CanaryStepSkipped), nil
+	} else if paused, reason, message := pauseOf(in, verdict, analysis, plan); paused {
 		st.Paused, st.Reason, st.Message = true, reason, message
 		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
 		return res, nil
@@ -156,7 +163,7 @@ func step(in Input) (Result, error) {
 		res.RequeueAfter = nodesPoll
 		return res, nil
 	}
-	if wait := untilPromotable(in, st.StartedAt.Time); wait > 0 {
+	if wait := untilPromotable(in, plan.startedAt(st), plan.duration()); wait > 0 {
 		res.RequeueAfter = wait
 		return res, nil
 	}
@@ -172,12 +179,11 @@ func step(in Input) (Result, error) {
 		// The verdict is written before the canary goes: whoever reads the
 		// status (GitOps tools, dashboards, `kubectl eds`) sees the
 		// analysis that promoted it.
-		st.Reason, st.Message = ReasonWaitingForAnalysis, "the analysis is Successful; promoting"
+		st.Reason, st.Message = ReasonWaitingForAnalysis, "the analysis is Successful; "+plan.going()
 		res.RequeueAfter = recordVerdictDelay
 		return res, nil
 	}
-	res.Promote = true
-	return res, nil
+	return plan.next(in, st, res, v1alpha1.CanaryStepSuccessful), nil
 }
 
 // recordVerdictDelay is how long a canary whose analysis just succeeded
@@ -229,7 +235,7 @@ func pausedByUser(in Input) bool {
 // overrides it, but never a missing analysis), or, in manual mode, for a
 // person's validation. All of them wait for a person or for data, which is
 // what GitOps tools show as suspended.
-func pauseOf(in Input, verdict, analysis Verdict) (bool, string, string) {
+func pauseOf(in Input, verdict, analysis Verdict, plan stepPlan) (bool, string, string) {
 	switch {
 	case pausedByUser(in):
 		return true, ReasonPausedByUser, "the canary is paused; unpause it to continue"
@@ -239,17 +245,20 @@ func pauseOf(in Input, verdict, analysis Verdict) (bool, string, string) {
 		return true, verdict.Reason, verdict.Message
 	case in.Strategy.ValidationMode == v1alpha1.CanaryValidationManual:
 		return true, ReasonWaitingForValidation, "validate the canary to promote it"
+	case plan.steps != nil && plan.steps[plan.index].Pause:
+		return true, ReasonWaitingForStep, fmt.Sprintf("step %d waits for a person: skip it to go on, or validate the canary to promote it", plan.index+1)
 	}
 	return false, "", ""
 }
 
 // pauseTransition is the event worth telling when a canary waits for
-// reason: waiting for validation is a manual canary's normal state, so only
-// coming back to it from another pause is news; any other new reason is a
-// new pause, such as a waiting manual canary that starts crash-looping.
+// reason: waiting for validation is a manual canary's normal state, and
+// waiting at a pause step one its step's start told, so only coming back
+// to them from another pause is news; any other new reason is a new pause,
+// such as a waiting manual canary that starts crash-looping.
 func pauseTransition(before *v1alpha1.CanaryStatus, reason string) string {
 	switch {
-	case reason == ReasonWaitingForValidation:
+	case reason == ReasonWaitingForValidation || reason == ReasonWaitingForStep:
 		if before.Paused && before.Reason != reason {
 			return Resumed
 		}
@@ -263,14 +272,10 @@ func unpaused(in Input) bool {
 	return in.Strategy.Unpause == in.ReplicaSet || in.Annotations[v1alpha1.CanaryUnpausedAnnotation] == in.ReplicaSet
 }
 
-// untilPromotable is how long an auto canary still has to run: its
-// duration, and noRestartsDuration since the last restart of a canary
-// container.
-func untilPromotable(in Input, startedAt time.Time) time.Duration {
-	duration := defaultDuration
-	if in.Strategy.Duration != nil {
-		duration = in.Strategy.Duration.Duration
-	}
+// untilPromotable is how long an auto canary (or its current step) still
+// has to run: its duration since startedAt, and noRestartsDuration since
+// the last restart of a canary container.
+func untilPromotable(in Input, startedAt time.Time, duration time.Duration) time.Duration {
 	until := startedAt.Add(duration)
 	if nr := in.Strategy.NoRestartsDuration; nr != nil {
 		if last := lastRestart(in.Pods); last.Add(nr.Duration).After(until) {

@@ -486,8 +486,10 @@ func (c *Checker) checkSpecWriter(s *setState, now time.Time) {
 }
 
 // checkPromotion judges a change of active replica set to the last canary
-// seen: it needs the canary's duration and a Successful analysis, unless a
-// person validated it or the canary strategy is gone.
+// seen: it needs the canary's duration (with steps, the durations of the
+// steps not skipped) and a Successful analysis (with steps, of every step
+// that ended on its own), unless a person validated it, or skipped its
+// last step, or the canary strategy is gone.
 func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet, now time.Time) {
 	eds := s.eds
 	if eds.Status.Canary != nil {
@@ -509,9 +511,13 @@ func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet
 		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with no start time", eds.Name, promoted)
 		return
 	}
-	duration, _ := time.ParseDuration(v1alpha1.DefaultCanaryDuration)
-	if strategy.Duration != nil {
-		duration = strategy.Duration.Duration
+	duration, personal := promotionDuration(eds, last)
+	if personal {
+		return
+	}
+	if step := unjudgedStep(strategy, last); step != "" {
+		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted though its %s", eds.Name, promoted, step)
+		return
 	}
 	if ran := now.Sub(last.StartedAt.Time); ran < duration {
 		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted after %s, its duration is %s",

@@ -310,3 +310,70 @@ func TestAgentFailingAsTheRolloutActsIsNotHeldAgainstIt(t *testing.T) {
 	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{Unavailable}), "by now it has seen node-0 fail")
 	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("(node-0, node-2)"))
 }
+
+// stepsFleet is a canary of three 10s steps, at its last step, the first
+// two recorded as ended with results.
+func stepsFleet(t *testing.T, first, second v1alpha1.CanaryStepResult, analysis v1alpha1.AnalysisPhase) *fleet {
+	f := canaryFleet(t, true)
+	step := func(d time.Duration) v1alpha1.CanaryStep {
+		return v1alpha1.CanaryStep{Replicas: intstr.FromInt32(1), Duration: &metav1.Duration{Duration: d}}
+	}
+	f.eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Steps: []v1alpha1.CanaryStep{step(10 * time.Second), step(10 * time.Second), step(10 * time.Second)},
+		Analysis: &v1alpha1.CanaryAnalysis{}}
+	f.writeStatus(func(st *v1alpha1.ExtendedDaemonSetStatus) {
+		st.Canary.Step = 3
+		st.Canary.Analysis = &v1alpha1.AnalysisStatus{Phase: v1alpha1.AnalysisSuccessful}
+		st.Canary.Steps = []v1alpha1.CanaryStepStatus{{Step: 1, Result: first, Analysis: analysis}, {Step: 2, Result: second, Analysis: analysis}, {Step: 3, Result: v1alpha1.CanaryStepRunning}}
+	})
+	return f
+}
+
+func TestStepsPromotionNeedsEveryStepsDuration(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
+	for range 20 {
+		f.step()
+	}
+	f.writeStatus(promote)
+	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}))
+	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("its duration is 30s"))
+}
+
+func TestStepsPromotionAfterEveryStepPasses(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
+	for range 30 {
+		f.step()
+	}
+	f.writeStatus(promote)
+	g.Expect(f.settle()).To(gomega.BeEmpty())
+}
+
+func TestStepsSkippedByAPersonNeedNoDuration(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := stepsFleet(t, v1alpha1.CanaryStepSkipped, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
+	for range 20 {
+		f.step()
+	}
+	f.writeStatus(promote)
+	g.Expect(f.settle()).To(gomega.BeEmpty())
+}
+
+func TestStepEndedWithoutASuccessfulAnalysisIsCaught(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisRunning)
+	for range 30 {
+		f.step()
+	}
+	f.writeStatus(promote)
+	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}))
+	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring(`step 1 ended with its analysis "Running"`))
+}
+
+func TestLastStepSkippedByAPersonPromotesAtOnce(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
+	f.eds.Annotations = map[string]string{v1alpha1.CanarySkipStepAnnotation: "3"}
+	f.writeStatus(promote)
+	g.Expect(f.settle()).To(gomega.BeEmpty())
+}

@@ -30,7 +30,7 @@ func TestEveryCommandIsInstalled(t *testing.T) {
 	}
 	out, _, code = run("canary", "--help")
 	g.Expect(code).To(gomega.Equal(cli.ExitOK))
-	for _, name := range []string{"validate", "pause", "unpause", "fail", "retry"} {
+	for _, name := range []string{"validate", "skip-step", "pause", "unpause", "fail", "retry"} {
 		g.Expect(out).To(gomega.MatchRegexp(`(?m)^  `+name+` `), "canary %s", name)
 	}
 	out, _, code = run("completion", "bash")

@@ -24,6 +24,7 @@ func writeReport(out io.Writer, s *snapshot, terminal bool) error {
 	r.header()
 	r.progress(terminal)
 	r.canary()
+	r.canarySteps()
 	r.analysis()
 	r.conditions()
 	r.events()

@@ -26,6 +26,14 @@ one, even when the canary is paused, and rolls it out to every node.`,
 		decide: validateCanary,
 	},
 	{
+		name:  "skip-step",
+		short: "Move a canary with steps on from its current step",
+		long: `Move a canary with steps on from its current step, before its duration
+has passed or while it waits at a pause step: the next step starts, or,
+after the last one, the canary is promoted.`,
+		decide: skipStep,
+	},
+	{
 		name:  "pause",
 		short: "Hold the running canary where it is",
 		long: `Hold the running canary where it is: it keeps its nodes and is neither
@@ -60,11 +68,12 @@ new.`,
 func canaryCommand(o *cli.Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "canary",
-		Short: "Validate, pause, unpause, fail or retry the canary of an ExtendedDaemonSet",
+		Short: "Validate, skip a step of, pause, unpause, fail or retry the canary of an ExtendedDaemonSet",
 		Long: `Steer the canary of an ExtendedDaemonSet through the annotations the
 controller reads. Only metadata.annotations is written: a spec kept in git
 is left as it is. Each has a declarative twin in spec.strategy.canary
-(validate, paused, unpause, fail, retry) for those who steer from git.`,
+(validate, skipStep, paused, unpause, fail, retry) for those who steer from
+git.`,
 	}
 	for _, action := range canaryActions {
 		cmd.AddCommand(canaryActionCommand(o, action))

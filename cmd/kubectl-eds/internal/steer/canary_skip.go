@@ -1,0 +1,32 @@
+package steer
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+)
+
+// skipStep moves a canary with steps on from its current step. The
+// annotation names the step, so running the command twice skips one step,
+// not two.
+func skipStep(t *target) (change, error) {
+	c, err := liveCanary(t, "skip a step of")
+	if err != nil {
+		return change{}, err
+	}
+	strategy := t.eds.Spec.Strategy.Canary
+	if strategy == nil || len(strategy.Steps) == 0 || c.Step == 0 {
+		return change{}, fmt.Errorf("canary %s of %s has no steps (spec.strategy.canary.steps): %s promotes it",
+			c.ReplicaSet, t, t.command("canary validate"))
+	}
+	step, next := strconv.Itoa(int(c.Step)), "the controller promotes it"
+	if int(c.Step) < len(strategy.Steps) {
+		next = fmt.Sprintf("the controller starts step %d of %d", c.Step+1, len(strategy.Steps))
+	}
+	msg := fmt.Sprintf("step %s of canary %s of %s skipped: %s", step, c.ReplicaSet, t, next)
+	if t.eds.Annotations[v1alpha1.CanarySkipStepAnnotation] == step {
+		return change{message: msg}, nil
+	}
+	return change{annotations: map[string]*string{v1alpha1.CanarySkipStepAnnotation: ptr(step)}, message: msg}, nil
+}
