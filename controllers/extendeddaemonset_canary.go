@@ -148,7 +148,7 @@ func soonest(a, b time.Duration) time.Duration {
 func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []*corev1.Node,
 ) (in canary.Input, stablePods []string, err error) {
-	strategy := eds.Spec.Strategy.Canary
+	strategy := spreadCanary(eds)
 	in = canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,

@@ -55,6 +55,7 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: obs.input.Now, Params: obs.input.Params},
 		pods:         map[string]*corev1.Pod{},
 		unresponsive: obs.unresponsive,
+		topologyKey:  obs.topologyKey,
 	}
 	name := c.ReplicaSet
 	if obs.role == v1alpha1.ReplicaSetCanary {

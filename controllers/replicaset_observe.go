@@ -48,6 +48,9 @@ type observation struct {
 	unresponsive map[string]bool
 	// deadline is spec.progressDeadlineSeconds.
 	deadline time.Duration
+	// topologyKey is the node label of the rollout's domains, empty
+	// without a topology.
+	topologyKey string
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -69,6 +72,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		pods:  make(map[string]*corev1.Pod, len(cached)),
 
 		unresponsive: map[string]bool{},
+		topologyKey:  topologyKey(eds),
 	}
 	responsible := responsibleFor(eds, obs.role)
 	obs.nodes = make(map[string]*corev1.Node, len(nodes))
@@ -109,8 +113,14 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		// The canary replaces the pods of its nodes under the same budget
 		// as the rolling update; pausing the rolling update does not hold
-		// a canary back.
+		// a canary back. Its nodes are spread across the domains on
+		// purpose, so it takes them all at once, each within its budget.
 		obs.input.Params.Paused = false
+		if t := obs.input.Params.Topology; t != nil {
+			parallel := *t
+			parallel.Sequential, parallel.BakeTime = false, 0
+			obs.input.Params.Topology = &parallel
+		}
 	}
 	elsewhere, err := r.spentElsewhere(ctx, eds, obs, nodes, pods)
 	if err != nil {
@@ -172,7 +182,7 @@ func (o *observation) addNodes(nodes []*corev1.Node, template *corev1.PodTemplat
 		fit := fitter.Fit(node)
 		o.input.Nodes = append(o.input.Nodes, rollout.Node{
 			Name: node.Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
-			Unresponsive: o.unresponsive[node.Name],
+			Unresponsive: o.unresponsive[node.Name], Domain: domainOf(node, o.topologyKey),
 		})
 	}
 }
@@ -268,6 +278,9 @@ func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 	p.MaxSurge = resolve("maxSurge", ru.MaxSurge, 0)
 	p.MaxPodSchedulerFailure = resolve("maxPodSchedulerFailure", ru.MaxPodSchedulerFailure, 0)
 	p.SlowStartIncrease = resolve("slowStartAdditiveIncrease", ru.SlowStartAdditiveIncrease, 1)
+	if err == nil {
+		p.Topology, err = topologyParams(ru.Topology)
+	}
 	if err == nil && p.MaxUnavailable == 0 && p.MaxSurge == 0 && desired > 0 {
 		err = fmt.Errorf("spec.strategy.rollingUpdate: maxUnavailable and maxSurge both resolve to 0 for %d nodes: the rolling update could never make progress", desired)
 	}

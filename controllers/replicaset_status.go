@@ -27,6 +27,10 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(c.Current), int32(c.Ready)
 	st.Available, st.UpToDate, st.Unschedulable = int32(c.Available), int32(c.UpToDate), int32(c.Unschedulable)
 	st.IgnoredUnresponsiveNodes = int32(c.IgnoredUnresponsive)
+	st.Domains = nil
+	if obs.role == v1alpha1.ReplicaSetActive {
+		st.Domains = domainStatuses(c.Domains)
+	}
 	if writes > 0 || st.LastProgressTime == nil || progressed(&before, st) {
 		st.LastProgressTime = &metav1.Time{Time: now}
 	}

@@ -81,6 +81,14 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// of the ExtendedDaemonSet is counted from it.
 	// +optional
 	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+	// Domains are the domains of spec.strategy.rollingUpdate.topology of
+	// the ExtendedDaemonSet, in the order a Sequential rollout takes them,
+	// for the active replica set; at most 32, from the first unfinished one
+	// when there are more.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Domains []DomainStatus `json:"domains,omitempty"`
 }
 
 // ExtendedDaemonSetReplicaSet runs one template of an ExtendedDaemonSet on

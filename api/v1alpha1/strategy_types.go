@@ -130,6 +130,11 @@ type RollingUpdateStrategy struct {
 	// annotation extendeddaemonset.io/rollout-frozen does the same.
 	// +optional
 	Frozen bool `json:"frozen,omitempty"`
+
+	// Topology, when set, rolls the update out domain by domain (zone by
+	// zone, for example) with a budget per domain.
+	// +optional
+	Topology *RollingUpdateTopology `json:"topology,omitempty"`
 }
 
 // CanaryValidationMode says who promotes a canary.

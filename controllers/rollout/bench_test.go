@@ -133,3 +133,27 @@ func BenchmarkComputeCreate(b *testing.B) {
 			return expectPlan(plan, min(n, benchParallel), 0, 0)
 		})
 }
+
+// BenchmarkComputeTopology is a sequential zone-by-zone rolling update in
+// three zones, the first done and the second under way: what the domains
+// add to a plan.
+func BenchmarkComputeTopology(b *testing.B) {
+	zone := func(i, n int) int { return min(2, i/(n/3)) }
+	benchCompute(b,
+		func(n int) Input {
+			params := Params{MaxUnavailable: tenPercent(n), MaxParallelPodCreation: benchParallel,
+				Topology: &Topology{MaxUnavailable: 10, Percent: true, Sequential: true}}
+			in := benchFleet(params, n, func(i int) bool { return zone(i, n) > 0 })
+			for i := range in.Nodes {
+				var id int
+				if _, err := fmt.Sscanf(in.Nodes[i].Name, "node-%d", &id); err != nil {
+					panic(err)
+				}
+				in.Nodes[i].Domain = fmt.Sprintf("zone-%d", zone(id, n))
+			}
+			return in
+		},
+		func(n int, plan Plan) error {
+			return expectPlan(plan, 0, min(tenPercent(n/3), benchParallel), n/3)
+		})
+}

@@ -12,9 +12,14 @@ import (
 // second pod on a node except to surge (at most MaxSurge nodes at once), and
 // never creates a pod on a node that still has a pod terminating. Both
 // budgets are shared with the other replica set of the ExtendedDaemonSet
-// (Input.Elsewhere).
+// (Input.Elsewhere). With a topology, it also never takes a domain past its
+// own budget, and replaces old pods only in the domains whose turn it is:
+// all of them, or, Sequential, the first that is not done and baked.
 func Compute(in Input) Plan {
 	p := planner{in: in}
+	if in.Params.Topology != nil {
+		p.domains = newDomains(len(in.Nodes))
+	}
 	nodes := slices.Clone(in.Nodes)
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
 	for i := range nodes {
@@ -23,6 +28,12 @@ func Compute(in Input) Plan {
 	allowance := max(0, in.Params.MaxPodSchedulerFailure-in.Elsewhere.Excused)
 	p.plan.Counts.Excused = min(p.schedulerFailures, allowance)
 	p.plan.Counts.Unavailable = max(0, p.unavailable-p.plan.Counts.Excused)
+	if t := in.Params.Topology; t != nil {
+		if bake := p.domains.settle(t, allowance, in.Elsewhere.Domains, in.Now); bake > 0 {
+			p.requeueAfter(bake)
+		}
+		p.plan.Counts.Domains = p.domains.counts(t, in.Now)
+	}
 	if in.Params.Frozen {
 		p.plan.Create, p.plan.Delete, p.plan.UpdateInPlace, p.plan.FailedNodes = nil, nil, nil, nil
 		return p.plan
@@ -51,6 +62,10 @@ type planner struct {
 	// surgeable are the nodes of oldAvailable with no pod terminating,
 	// where a new pod may be created beside the old one.
 	surgeable []Pod
+	// domains are the domains of the topology, nil without one; cur is
+	// the domain of the desired node being observed.
+	domains *domains
+	cur     *domain
 }
 
 func (p *planner) observeNode(node *Node) {
@@ -59,6 +74,10 @@ func (p *planner) observeNode(node *Node) {
 			p.plan.Counts.IgnoredUnresponsive++
 		}
 		return
+	}
+	p.cur = nil
+	if p.domains != nil && node.ShouldRun && node.ShouldContinueRunning {
+		p.cur = p.domains.enter(node)
 	}
 	var newPods, oldPods []Pod
 	terminating := false
@@ -88,6 +107,12 @@ func (p *planner) observeNode(node *Node) {
 	// when it is the only pod of its kind on the node.
 	newPod := p.keepBest(newPods)
 	oldPod := p.keepBest(oldPods)
+	if p.cur != nil {
+		p.cur.desired++
+		if oldPod != nil {
+			p.cur.old++
+		}
+	}
 	if p.handleFailed(node, newPod, oldPod) {
 		return
 	}
@@ -118,7 +143,7 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 		}
 	case oldPod == nil:
 		if p.available(newPod) {
-			p.plan.Counts.UpToDate++
+			p.upToDate(newPod)
 		} else {
 			p.markUnavailable(newPod)
 		}
@@ -126,7 +151,10 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 		if p.available(newPod) {
 			p.remove(*oldPod, DeleteSurgeEnded)
 			p.plan.Counts.SurgeEnding++
-			p.plan.Counts.UpToDate++
+			p.upToDate(newPod)
+			if p.cur != nil {
+				p.cur.surgeEnding++
+			}
 			return
 		}
 		p.plan.Counts.Surging++
@@ -189,12 +217,30 @@ func (p *planner) handleFailed(node *Node, newPod, oldPod *Pod) bool {
 	return true
 }
 
+// upToDate counts a desired node whose pod is an available new pod.
+func (p *planner) upToDate(newPod *Pod) {
+	p.plan.Counts.UpToDate++
+	if d := p.cur; d != nil {
+		d.upToDate++
+		if at := newPod.ReadySince.Add(p.in.Params.MinReady); at.After(d.availableSince) {
+			d.availableSince = at
+		}
+	}
+}
+
 // markUnavailable counts a desired node without an available pod; newPod
 // is the node's new pod, if any.
 func (p *planner) markUnavailable(newPod *Pod) {
 	p.unavailable++
-	if newPod != nil && newPod.Unschedulable {
+	schedulerFailure := newPod != nil && newPod.Unschedulable
+	if schedulerFailure {
 		p.schedulerFailures++
+	}
+	if d := p.cur; d != nil {
+		d.unavailable++
+		if schedulerFailure {
+			d.schedulerFailures++
+		}
 	}
 }
 
@@ -307,12 +353,14 @@ func (p *planner) planCreations() {
 	// updated in place, or deleted and its node becomes empty. Its new pod
 	// then comes in a later step, so that no node ever holds two pods
 	// outside a surge.
-	for _, pod := range p.oldUnavailable[:take(len(p.oldUnavailable))] {
+	oldUnavailable := p.inTurn(p.oldUnavailable)
+	for _, pod := range oldUnavailable[:take(len(oldUnavailable))] {
 		p.replace(pod)
 	}
 	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable - p.in.Elsewhere.Unavailable
 	if p.in.Params.MaxSurge == 0 {
-		for _, pod := range p.oldAvailable[:take(min(allowed, len(p.oldAvailable)))] {
+		chosen := p.withinBudgets(p.oldAvailable, allowed)
+		for _, pod := range chosen[:take(len(chosen))] {
 			p.replace(pod)
 		}
 		return
@@ -326,13 +374,34 @@ func (p *planner) planCreations() {
 		inPlace = slices.DeleteFunc(slices.Clone(p.oldAvailable), func(pod Pod) bool { return !pod.InPlace })
 		surgeable = slices.DeleteFunc(slices.Clone(p.surgeable), func(pod Pod) bool { return pod.InPlace })
 	}
-	for _, pod := range inPlace[:take(min(allowed, len(inPlace)))] {
+	inPlace = p.withinBudgets(inPlace, allowed)
+	for _, pod := range inPlace[:take(len(inPlace))] {
 		p.replace(pod)
 	}
+	surgeable = p.inTurn(surgeable)
 	n = take(min(p.in.Params.MaxSurge-p.plan.Counts.Surging-p.in.Elsewhere.Surging, len(surgeable)))
 	for _, pod := range surgeable[:n] {
 		p.plan.Create = append(p.plan.Create, pod.Node)
 	}
+}
+
+// withinBudgets returns the old pods to replace now at a cost to
+// availability: at most allowed of them, and, with a topology, only in
+// domains whose turn it is, within each domain's budget.
+func (p *planner) withinBudgets(pods []Pod, allowed int) []Pod {
+	if p.domains == nil {
+		return pods[:max(0, min(allowed, len(pods)))]
+	}
+	return p.domains.pick(pods, allowed)
+}
+
+// inTurn keeps, with a topology, the old pods of the domains whose turn it
+// is; their replacement costs no availability but must wait its turn.
+func (p *planner) inTurn(pods []Pod) []Pod {
+	if p.domains == nil {
+		return pods
+	}
+	return p.domains.inOpen(pods)
 }
 
 // replace takes an old pod off its node for the rolling update: in place

@@ -1,7 +1,7 @@
 // Package rollout decides, as a pure function of observed state, which pods
 // a replica set creates, deletes and updates in place: one pod per eligible
-// node, old pods replaced under maxUnavailable and maxSurge, slow start,
-// pause and freeze.
+// node, old pods replaced under maxUnavailable and maxSurge, domain by
+// domain with a topology, slow start, pause and freeze.
 // It makes no API calls, so a 5,000-node cluster is a table in a test.
 package rollout
 
@@ -25,6 +25,9 @@ type Node struct {
 	// ShouldRun is; also true when only a NoSchedule taint is untolerated,
 	// which, as for DaemonSets, keeps running pods but places no new ones.
 	ShouldContinueRunning bool
+	// Domain is the node's value of the topology key, NoDomain without
+	// it; only read with Params.Topology.
+	Domain string
 }
 
 // Pod is one pod of the ExtendedDaemonSet, of this replica set or another.
@@ -99,6 +102,9 @@ type Params struct {
 	Paused bool
 	// Frozen stops every creation and deletion.
 	Frozen bool
+	// Topology, when set, replaces old pods domain by domain, each domain
+	// under a budget of its own.
+	Topology *Topology
 }
 
 // Input is the observed state a plan is made from.
@@ -129,6 +135,8 @@ type Spent struct {
 	// Excused counts the unavailable nodes the scheduler-failure allowance
 	// excuses: one allowance serves both replica sets, as one budget does.
 	Excused int
+	// Domains counts Unavailable per domain, with a topology.
+	Domains map[string]int
 }
 
 // DeleteReason says why a pod is deleted.
@@ -190,13 +198,16 @@ type Counts struct {
 	SurgeEnding int
 	// IgnoredUnresponsive is the number of unresponsive nodes left alone.
 	IgnoredUnresponsive int
+	// Domains describe the domains of the topology, in order; nil without
+	// one.
+	Domains []DomainCounts
 }
 
 // Spent is the share of the budgets these counts use, as another replica
 // set sees it: a surge that ends with this plan holds its node until the
 // plan is carried out.
 func (c Counts) Spent() Spent {
-	return Spent{Unavailable: c.Unavailable, Surging: c.Surging + c.SurgeEnding, Excused: c.Excused}
+	return Spent{Unavailable: c.Unavailable, Surging: c.Surging + c.SurgeEnding, Excused: c.Excused, Domains: c.spentByDomain()}
 }
 
 // Plan is what to do now, and when to look again.

@@ -1,0 +1,98 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TopologyOrder says how the domains of a topology rollout take turns.
+// +kubebuilder:validation:Enum=Sequential;Parallel
+type TopologyOrder string
+
+const (
+	// TopologySequential updates one domain at a time, in the order of
+	// status.domains: a domain starts once every earlier one is done and
+	// has baked.
+	TopologySequential TopologyOrder = "Sequential"
+	// TopologyParallel updates every domain at once, each within its own
+	// budget.
+	TopologyParallel TopologyOrder = "Parallel"
+)
+
+// RollingUpdateTopology rolls an update out domain by domain (zone by zone,
+// for example), with a budget of unavailable pods per domain beside the
+// global maxUnavailable.
+// +kubebuilder:validation:XValidation:rule="!has(self.domainBakeTime) || !has(self.order) || self.order == 'Sequential'",message="domainBakeTime is only allowed with order Sequential: parallel domains have no next domain to hold back",fieldPath=".domainBakeTime"
+type RollingUpdateTopology struct {
+	// Key is the node label whose values are the domains, for example
+	// topology.kubernetes.io/zone. Nodes without it form one domain of
+	// their own, updated last.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	Key string `json:"key"`
+
+	// MaxUnavailablePerDomain is the largest number (or percentage of the
+	// domain's desired pods, rounded up) of pods of one domain that may be
+	// unavailable at once. The global maxUnavailable still bounds the total.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:MaxLength=4
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^(100|[1-9][0-9]?)%$')",message="maxUnavailablePerDomain must be an integer >= 1 or a percentage between 1% and 100%"
+	// +optional
+	MaxUnavailablePerDomain *intstr.IntOrString `json:"maxUnavailablePerDomain,omitempty"`
+
+	// Order is Sequential (one domain at a time, in the order of
+	// status.domains) or Parallel (every domain at once).
+	// +kubebuilder:default=Sequential
+	// +optional
+	Order TopologyOrder `json:"order,omitempty"`
+
+	// DomainBakeTime, with order Sequential, holds the next domain back
+	// until every pod of the finished domain has stayed available this
+	// long: a pod of it that turns unavailable (a crash, a restart) makes
+	// the domain unfinished again, and its bake starts over once the pod
+	// is back.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="domainBakeTime must be a positive duration"
+	// +optional
+	DomainBakeTime *metav1.Duration `json:"domainBakeTime,omitempty"`
+}
+
+// DomainState is where one domain of a topology rollout stands.
+// +kubebuilder:validation:Enum=Pending;Updating;Baking;Done
+type DomainState string
+
+const (
+	// DomainPending: the domain still runs old pods and waits for its turn.
+	DomainPending DomainState = "Pending"
+	// DomainUpdating: the domain's pods are being replaced, or it waits
+	// for them to be available.
+	DomainUpdating DomainState = "Updating"
+	// DomainBaking: every pod of the domain is up to date and available;
+	// the next domain waits for domainBakeTime.
+	DomainBaking DomainState = "Baking"
+	// DomainDone: every pod of the domain is up to date and available.
+	DomainDone DomainState = "Done"
+)
+
+// MaxStatusDomains bounds status.domains: with more domains, the list
+// starts at the first unfinished one.
+const MaxStatusDomains = 32
+
+// DomainStatus is one domain of a topology rollout.
+type DomainStatus struct {
+	// Name is the value of the topology key, or (none) for the nodes
+	// without it.
+	Name string `json:"name"`
+	// State is Pending, Updating, Baking or Done.
+	State DomainState `json:"state"`
+	// Desired is the number of the domain's nodes that should run a pod.
+	Desired int32 `json:"desired"`
+	// UpToDate is the number of them whose only pod is an available pod
+	// of this replica set.
+	UpToDate int32 `json:"upToDate"`
+	// Unavailable is the number of them without an available pod.
+	// +optional
+	Unavailable int32 `json:"unavailable,omitempty"`
+}

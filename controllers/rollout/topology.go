@@ -1,0 +1,223 @@
+package rollout
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// NoDomain is the domain of the nodes without the topology key. No label
+// value can be spelled so, and it sorts last whatever the other names.
+const NoDomain = "(none)"
+
+// Topology replaces old pods domain by domain (zone by zone, for example).
+// Node.Domain says which domain each node is in.
+type Topology struct {
+	// MaxUnavailable bounds the desired nodes of one domain without an
+	// available pod that replacing old pods may cause: a count, or when
+	// Percent is set, a percentage of the domain's desired nodes, rounded
+	// up. MaxUnavailable of Params still bounds the total.
+	MaxUnavailable int
+	Percent        bool
+	// Sequential replaces the old pods of one domain at a time, in domain
+	// order: a domain's turn comes once every earlier domain is done and
+	// has been for BakeTime.
+	Sequential bool
+	BakeTime   time.Duration
+}
+
+// DomainState is where one domain stands.
+type DomainState string
+
+const (
+	DomainPending  DomainState = "Pending"  // old pods wait for the domain's turn
+	DomainUpdating DomainState = "Updating" // old pods replaced, or new ones not available yet
+	DomainBaking   DomainState = "Baking"   // done; the next domain waits for BakeTime
+	DomainDone     DomainState = "Done"     // every desired node runs an available new pod
+)
+
+// DomainCounts describe one domain, in domain order in Counts.Domains.
+type DomainCounts struct {
+	Name  string
+	State DomainState
+	// Desired, UpToDate and Unavailable count as Counts does, within the
+	// domain; Unavailable is after the scheduler-failure allowance.
+	Desired, UpToDate, Unavailable int
+}
+
+// compareDomains orders domains by name, NoDomain last.
+func compareDomains(a, b string) int {
+	switch {
+	case a == b:
+		return 0
+	case a == NoDomain:
+		return 1
+	case b == NoDomain:
+		return -1
+	}
+	return strings.Compare(a, b)
+}
+
+// domain is what the planner gathers of one domain.
+type domain struct {
+	name string
+	// desired, upToDate and unavailable count as Counts does;
+	// schedulerFailures as planner does; excused is the share of the
+	// scheduler-failure allowance the domain gets.
+	desired, upToDate, unavailable, schedulerFailures, excused int
+	// old counts desired nodes still running an old pod; surgeEnding
+	// those among them whose old pod goes with this plan: the domain is
+	// done once it is gone.
+	old, surgeEnding int
+	// availableSince is when the last of its up-to-date pods became
+	// available: the domain is done since then, when it is done.
+	availableSince time.Time
+	// open: old pods of the domain may be replaced now; room is what is
+	// left of its budget.
+	open bool
+	room int
+	// candidates are the old pods of the domain that may be replaced.
+	candidates []Pod
+}
+
+func (d *domain) done() bool { return d.upToDate+d.excused == d.desired && d.surgeEnding == 0 }
+
+// domains gathers the domains of a plan; nil without a topology.
+type domains struct {
+	byName map[string]*domain
+	// ofNode holds each observed node's domain, to find a pod's.
+	ofNode map[string]*domain
+	// ordered is byName in domain order, once observing is over.
+	ordered []*domain
+}
+
+func newDomains(nodes int) *domains {
+	return &domains{byName: map[string]*domain{}, ofNode: make(map[string]*domain, nodes)}
+}
+
+// enter returns the domain of node, remembering it.
+func (ds *domains) enter(node *Node) *domain {
+	name := node.Domain
+	d := ds.byName[name]
+	if d == nil {
+		d = &domain{name: name}
+		ds.byName[name] = d
+	}
+	ds.ofNode[node.Name] = d
+	return d
+}
+
+// settle orders the domains, shares the scheduler-failure allowance among
+// them in that order, and opens those whose old pods may be replaced now,
+// each with the room its budget leaves. It returns when time alone opens
+// the next domain: the end of a bake.
+func (ds *domains) settle(t *Topology, allowance int, elsewhere map[string]int, now time.Time) time.Duration {
+	ds.ordered = make([]*domain, 0, len(ds.byName))
+	for _, d := range ds.byName {
+		ds.ordered = append(ds.ordered, d)
+	}
+	slices.SortFunc(ds.ordered, func(a, b *domain) int { return compareDomains(a.name, b.name) })
+	for _, d := range ds.ordered {
+		d.excused = min(d.schedulerFailures, allowance)
+		allowance -= d.excused
+		d.unavailable -= d.excused
+		budget := t.MaxUnavailable
+		if t.Percent {
+			budget = (t.MaxUnavailable*d.desired + 99) / 100
+		}
+		d.room = max(0, budget-d.unavailable-elsewhere[d.name])
+		d.open = !t.Sequential
+	}
+	if !t.Sequential {
+		return 0
+	}
+	for _, d := range ds.ordered {
+		if !d.done() {
+			d.open = true
+			return 0
+		}
+		if bakedAt := d.availableSince.Add(t.BakeTime); now.Before(bakedAt) && ds.workAfter(d) {
+			return bakedAt.Sub(now)
+		}
+	}
+	return 0
+}
+
+// workAfter reports whether a domain after d is not done: a bake holds
+// something back only then.
+func (ds *domains) workAfter(d *domain) bool {
+	i := slices.Index(ds.ordered, d)
+	return slices.ContainsFunc(ds.ordered[i+1:], func(d *domain) bool { return !d.done() })
+}
+
+// counts states the domains for status, in order.
+func (ds *domains) counts(t *Topology, now time.Time) []DomainCounts {
+	out := make([]DomainCounts, 0, len(ds.ordered))
+	turnTaken := false
+	for _, d := range ds.ordered {
+		c := DomainCounts{Name: d.name, Desired: d.desired, UpToDate: d.upToDate, Unavailable: d.unavailable}
+		switch {
+		case d.done() && !turnTaken && t.Sequential && now.Before(d.availableSince.Add(t.BakeTime)) && ds.workAfter(d):
+			c.State, turnTaken = DomainBaking, true
+		case d.done():
+			c.State = DomainDone
+		case turnTaken && d.old > 0:
+			c.State = DomainPending
+		default:
+			c.State, turnTaken = DomainUpdating, turnTaken || t.Sequential
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// pick chooses, among old pods whose replacement spends the domains'
+// budgets, those to replace now: only pods of open domains, within each
+// domain's room and within allowed in all, taking from the domains in
+// turn so that parallel domains progress together.
+func (ds *domains) pick(pods []Pod, allowed int) []Pod {
+	for _, d := range ds.ordered {
+		d.candidates = d.candidates[:0]
+	}
+	for _, pod := range pods {
+		if d := ds.ofNode[pod.Node]; d.open {
+			d.candidates = append(d.candidates, pod)
+		}
+	}
+	var out []Pod
+	active := slices.DeleteFunc(slices.Clone(ds.ordered), func(d *domain) bool { return len(d.candidates) == 0 || d.room <= 0 })
+	for round := 0; len(active) > 0 && allowed > len(out); round++ {
+		next := active[:0]
+		for _, d := range active {
+			if allowed == len(out) {
+				break
+			}
+			out = append(out, d.candidates[round])
+			d.room--
+			if round+1 < len(d.candidates) && d.room > 0 {
+				next = append(next, d)
+			}
+		}
+		active = next
+	}
+	return out
+}
+
+// inOpen keeps the pods of open domains: replacing them spends no domain
+// budget (an unavailable old pod, a surge), but must wait for its turn.
+func (ds *domains) inOpen(pods []Pod) []Pod {
+	return slices.DeleteFunc(slices.Clone(pods), func(pod Pod) bool { return !ds.ofNode[pod.Node].open })
+}
+
+// spentByDomain is the unavailable nodes per domain, as another replica set sees
+// them.
+func (c Counts) spentByDomain() map[string]int {
+	if c.Domains == nil {
+		return nil
+	}
+	m := make(map[string]int, len(c.Domains))
+	for _, d := range c.Domains {
+		m[d.Name] = d.Unavailable
+	}
+	return m
+}
