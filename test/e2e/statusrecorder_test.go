@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
@@ -27,6 +28,8 @@ type statusSample struct {
 	// Reconciling is the reason of the Reconciling condition when it is
 	// True, empty otherwise.
 	Reconciling string
+	// Canary is status.canary, nil without a canary.
+	Canary *v1alpha1.CanaryStatus
 }
 
 // statusRecorder watches one ExtendedDaemonSet and computes a statusSample
@@ -104,6 +107,13 @@ func (r *statusRecorder) add(u *unstructured.Unstructured) {
 	sample := statusSample{Status: res.Status}
 	if cond, found := conditionOf(u, v1alpha1.ReconcilingCondition); found && cond["status"] == string(metav1.ConditionTrue) {
 		sample.Reconciling, _ = cond["reason"].(string)
+	}
+	if c, found, _ := unstructured.NestedMap(u.Object, "status", "canary"); found {
+		sample.Canary = &v1alpha1.CanaryStatus{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(c, sample.Canary); err != nil {
+			r.err = fmt.Errorf("reading status.canary: %w", err)
+			return
+		}
 	}
 	r.samples = append(r.samples, sample)
 }
