@@ -23,6 +23,7 @@ func writeReport(out io.Writer, s *snapshot, terminal bool) error {
 	r := report{w: w, s: s}
 	r.header()
 	r.progress(terminal)
+	r.domains()
 	r.canary()
 	r.canarySteps()
 	r.analysis()
