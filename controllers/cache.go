@@ -19,7 +19,8 @@ import (
 const (
 	// podNodeIndex: the node a pod is bound or pinned to.
 	podNodeIndex = "eds.pod.node"
-	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod.
+	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod, for a
+	// cache whose pods the store cannot read in place (newStore).
 	podOwnerIndex = "eds.pod.owner"
 	// nodeOverridesIndex: "<namespace>/<extendeddaemonset>" of each
 	// ExtendedDaemonSet the node's resource override annotations name.
@@ -100,14 +101,6 @@ func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
 		return nil
 	}); err != nil {
 		return fmt.Errorf("indexing pods by node: %w", err)
-	}
-	if err := indexer.IndexField(ctx, &corev1.Pod{}, podOwnerIndex, func(o client.Object) []string {
-		if name := o.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]; name != "" {
-			return []string{o.GetNamespace() + "/" + name}
-		}
-		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
 	}
 	if err := indexer.IndexField(ctx, &corev1.Node{}, nodeOverridesIndex, func(o client.Object) []string {
 		var keys []string

@@ -49,10 +49,19 @@ func newStore(ctx context.Context, c cache.Cache, reader client.Reader) (*store,
 	if s.nodes, err = informerIndexer(ctx, c, &corev1.Node{}); err != nil {
 		return nil, err
 	}
+	// One index of pods by ExtendedDaemonSet, where it is read: the store's
+	// own, or the cache's for listPods. Both would double the index's
+	// memory and its upkeep on every pod event.
 	if s.pods != nil {
-		if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod}); err != nil {
-			return nil, fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
-		}
+		err = s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod})
+	} else {
+		err = c.IndexField(ctx, &corev1.Pod{}, podOwnerIndex, func(o client.Object) []string {
+			keys, _ := extendedDaemonSetOfPod(o)
+			return keys
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
 	}
 	return s, nil
 }
