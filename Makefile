@@ -36,10 +36,11 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs (without the pod template's field descriptions) and RBAC from markers.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,allowDangerousTypes=true \
 		rbac:roleName=manager-role paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	go run ./test/crdtrim config/crd/bases
 
 .PHONY: fmt
 fmt: ## Format the code.

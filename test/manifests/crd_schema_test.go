@@ -39,6 +39,13 @@ var crds = []struct {
 	{"extendeddaemonsetsettings", "edss", []string{"Name", "Status", "Node Selector", "Error", "Age"}},
 }
 
+// podTemplateFields are the schemas of the embedded pod template whose inner
+// fields are Kubernetes' own ObjectMeta and PodSpec: `make manifests`
+// removes their descriptions (test/crdtrim) so that the CRDs fit in the
+// annotation of client-side `kubectl apply`. These schemas keep theirs, as
+// does spec.template.
+var podTemplateFields = []string{"spec.template.metadata", "spec.template.spec"}
+
 // Descriptions become `kubectl explain` text; a field without one is a field
 // users have to guess at.
 func TestEveryFieldIsDocumented(t *testing.T) {
@@ -55,8 +62,68 @@ func TestEveryFieldIsDocumented(t *testing.T) {
 	}
 }
 
+// The pod template's own fields lose their descriptions; ours keep them.
+func TestPodTemplateDescriptionsAreTrimmed(t *testing.T) {
+	for _, plural := range []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"} {
+		crd := loadCRD(t, plural)
+		spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		template := spec.Properties["template"]
+		if template.Description == "" {
+			t.Errorf("%s: spec.template lost its description", plural)
+		}
+		for _, field := range podTemplateFields {
+			s, ok := template.Properties[strings.TrimPrefix(field, "spec.template.")]
+			if !ok {
+				t.Fatalf("%s has no %s", plural, field)
+			}
+			if s.Description == "" {
+				t.Errorf("%s: %s lost its description", plural, field)
+			}
+			described := 0
+			visitAll(s, func(inner apiextensionsv1.JSONSchemaProps) {
+				if inner.Description != "" {
+					described++
+				}
+			})
+			if described != 1 {
+				t.Errorf("%s: %d schemas in %s have a description, want only %s itself: run make manifests",
+					plural, described, field, field)
+			}
+		}
+	}
+	crd := loadCRD(t, "extendeddaemonsets")
+	canary := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["strategy"].Properties["canary"]
+	if d := canary.Properties["duration"].Description; !strings.HasPrefix(d, "Duration is how long") {
+		t.Errorf("spec.strategy.canary.duration lost its description: %q", d)
+	}
+}
+
+// visitAll visits s and every schema below it.
+func visitAll(s apiextensionsv1.JSONSchemaProps, visit func(apiextensionsv1.JSONSchemaProps)) {
+	visit(s)
+	for _, child := range s.Properties {
+		visitAll(child, visit)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		visitAll(*s.Items.Schema, visit)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		visitAll(*s.AdditionalProperties.Schema, visit)
+	}
+	for _, sub := range [][]apiextensionsv1.JSONSchemaProps{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, child := range sub {
+			visitAll(child, visit)
+		}
+	}
+}
+
 func walkSchema(path string, s apiextensionsv1.JSONSchemaProps, visit func(string, apiextensionsv1.JSONSchemaProps)) {
 	visit(path, s)
+	// The pod template's inner fields are Kubernetes' own, described in the
+	// Kubernetes API reference, not in the CRD (podTemplateFields).
+	if slices.Contains(podTemplateFields, path) {
+		return
+	}
 	// Embedded object metadata is Kubernetes' own ObjectMeta, which
 	// controller-gen reduces to bare fields; `kubectl explain` users know it.
 	if strings.HasSuffix(path, ".metadata") {
