@@ -36,11 +36,15 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs (without the pod template's field descriptions) and RBAC from markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs (without the pod template's field descriptions), RBAC and the API reference from markers.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,allowDangerousTypes=true \
 		rbac:roleName=manager-role paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	go run ./test/crdtrim config/crd/bases
+	go run ./test/apiref -o api/v1alpha1/README.md -brief ExtendedDaemonSetReplicaSet \
+		config/crd/bases/extendeddaemonset.io_extendeddaemonsets.yaml \
+		config/crd/bases/extendeddaemonset.io_extendeddaemonsetreplicasets.yaml \
+		config/crd/bases/extendeddaemonset.io_extendeddaemonsetsettings.yaml
 
 .PHONY: fmt
 fmt: ## Format the code.
