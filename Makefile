@@ -18,7 +18,7 @@ GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-li
 export EDS_CACHE_DIR := $(CACHE_DIR)
 
 IMG ?= extendeddaemonset:dev
-NODES ?= 5
+NODES ?= 6
 KUBECONFIG ?=
 # Test flags; the end-to-end suite runs in `make test`, the benchmarks in `make bench`.
 # One package at a time: the end-to-end and chaos suites each run a cluster
@@ -84,7 +84,7 @@ test: verify vet lint ## Run every test against the harness (envtest and simulat
 # packages start an API server, Prometheus or a simulated cluster for all
 # their tests. KUBEBUILDER_ASSETS is unset so that a test that fails to skip
 # fails rather than quietly starting an API server.
-UNIT_PACKAGES := ./analysis/... ./api/... ./cmd/... ./controllers/... ./test/argocd/... ./test/exporters/... \
+UNIT_PACKAGES := ./analysis/... ./api/... ./cmd/... ./controllers/... ./test/argocd/... ./test/demo/... ./test/exporters/... \
 	./test/harness/... ./test/invariants/... ./test/manifests/...
 
 .PHONY: unit
@@ -136,16 +136,28 @@ build: ## Build the manager binary.
 build-plugin: ## Build the kubectl plugin bin/kubectl-eds; with it on PATH, kubectl runs it as `kubectl eds`.
 	go build -o bin/kubectl-eds ./cmd/kubectl-eds
 
+# Without a kubeconfig, make run is the live demo (test/demo): a simulated
+# cluster of $(NODES) fake nodes in two zones, config/default applied, a
+# Prometheus judging a demo agent, the controller, and a canary to watch.
+# make demo plays the scripted story on it, or on a cluster of its own when
+# none runs.
+DEMO_KUBECONFIG := $(CACHE_DIR)/run.kubeconfig
+
 .PHONY: run
-run: build ## Run the manager: on $$KUBECONFIG when given, else on a local simulated cluster.
+run: build build-plugin ## Run the controller: on $$KUBECONFIG when given, else the live demo on a local simulated cluster.
 	@if [ -n "$(KUBECONFIG)" ]; then \
 		bin/manager --metrics-bind-address=:8080 --health-probe-bind-address=:8081; \
 	else \
 		assets=$$(test/tools/testbin.sh | tail -n 1); \
-		KUBEBUILDER_ASSETS=$$assets go run ./test/simcluster --nodes $(NODES) \
-			--crds config/crd/bases --kubeconfig $(CACHE_DIR)/run.kubeconfig -- \
-			bin/manager --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081; \
+		KUBEBUILDER_ASSETS=$$assets go run ./test/demo --nodes $(NODES) --manager bin/manager \
+			--kubeconfig $(DEMO_KUBECONFIG); \
 	fi
+
+.PHONY: demo
+demo: build build-plugin ## The scripted story (good canary promoted, bad canary failed by analysis, retry, rollback) in under 3 minutes.
+	@assets=$$(test/tools/testbin.sh | tail -n 1); \
+	KUBEBUILDER_ASSETS=$$assets go run ./test/demo --story --nodes $(NODES) --manager bin/manager \
+		--plugin bin/kubectl-eds --kubeconfig $(DEMO_KUBECONFIG)
 
 .PHONY: docker-build
 docker-build: ## Build the container image.

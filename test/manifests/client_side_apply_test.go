@@ -2,7 +2,6 @@ package manifests
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -15,10 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	kubectlutil "k8s.io/kubectl/pkg/util"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/kubeapply"
 )
 
 // withLastApplied returns a copy of obj annotated as client-side
@@ -28,18 +27,9 @@ import (
 // them against apivalidation.TotalAnnotationSizeLimitB.
 func withLastApplied(t *testing.T, obj *unstructured.Unstructured) (*unstructured.Unstructured, int) {
 	t.Helper()
-	// Through JSON, as kubectl reads a manifest; kustomize's maps hold Go
-	// ints, which Unstructured cannot deep-copy.
-	data, err := json.Marshal(obj.Object)
+	annotated, err := kubeapply.Annotated(obj)
 	if err != nil {
 		t.Fatal(err)
-	}
-	annotated := &unstructured.Unstructured{}
-	if err := annotated.UnmarshalJSON(data); err != nil {
-		t.Fatal(err)
-	}
-	if err := kubectlutil.CreateApplyAnnotation(annotated, unstructured.UnstructuredJSONScheme); err != nil {
-		t.Fatalf("%s %s: %v", obj.GetKind(), obj.GetName(), err)
 	}
 	size := 0
 	for k, v := range annotated.GetAnnotations() {

@@ -8,26 +8,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/kustomize/api/krusty"
-	"sigs.k8s.io/kustomize/kyaml/filesys"
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/kubeapply"
 )
 
 // render builds a kustomization the way `kubectl apply -k` does.
 func render(t *testing.T, dir string) []*unstructured.Unstructured {
 	t.Helper()
-	resMap, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	objs, err := kubeapply.Render(dir)
 	if err != nil {
-		t.Fatalf("kustomize build %s: %v", dir, err)
-	}
-	var objs []*unstructured.Unstructured
-	for _, res := range resMap.Resources() {
-		m, err := res.Map()
-		if err != nil {
-			t.Fatal(err)
-		}
-		objs = append(objs, &unstructured.Unstructured{Object: m})
+		t.Fatal(err)
 	}
 	return objs
 }

@@ -75,7 +75,7 @@ func run() int {
 	// process while it owns a cluster.
 	signals := make(chan os.Signal, 4)
 	signal.Notify(signals, syscall.SIGINT, syscall.SIGTERM)
-	if err := terminateWithParent(); err != nil {
+	if err := proc.TerminateWithParent(); err != nil {
 		logf("%v", err)
 		return 1
 	}
@@ -100,20 +100,6 @@ func run() int {
 		return 0
 	}
 	return runCommand(flags.Args(), cluster.KubeconfigPath(), signals)
-}
-
-// terminateWithParent asks the kernel for SIGTERM when the parent dies.
-// Under "go run", which does not forward SIGTERM, killing the go command
-// would otherwise leave this process, and so the cluster, running.
-func terminateWithParent() error {
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0); errno != 0 {
-		return fmt.Errorf("setting the parent-death signal: %w", errno)
-	}
-	// The parent may have died before the request; we are then init's.
-	if os.Getppid() == 1 {
-		return errors.New("parent process already exited")
-	}
-	return nil
 }
 
 // start starts the cluster, giving up if a signal arrives first.
