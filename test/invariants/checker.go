@@ -131,6 +131,9 @@ type suspect struct {
 	at     time.Time
 	nodes  []string
 	budget int
+	// domain is the topology domain whose budget the suspect breaks, empty
+	// for the global budget.
+	domain string
 }
 
 // NewChecker returns a Checker for the controller writing as fieldManager.
@@ -407,6 +410,7 @@ func budgets(eds *v1alpha1.ExtendedDaemonSet, desired int) (maxUnavailable, maxS
 // the budget, the controller must take none down, though it may replace
 // them.
 func (c *Checker) checkBudget(s *setState, node string, now time.Time) {
+	c.checkDomainBudget(s, node, now)
 	maxUnavailable, _ := budgets(s.eds, len(s.desired))
 	nodes := []string{node}
 	for n, o := range s.outages {
@@ -427,6 +431,10 @@ func (c *Checker) checkBudget(s *setState, node string, now time.Time) {
 func (c *Checker) settleSuspect(sus suspect) {
 	s := c.sets[sus.eds]
 	if s == nil {
+		return
+	}
+	if sus.domain != "" {
+		c.settleDomainSuspect(s, sus)
 		return
 	}
 	var still []string
