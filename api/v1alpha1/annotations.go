@@ -24,10 +24,12 @@ const (
 	CanaryPausedAnnotation = "extendeddaemonset.io/canary-paused"
 	// CanaryUnpausedAnnotation resumes a canary that was auto-paused.
 	CanaryUnpausedAnnotation = "extendeddaemonset.io/canary-unpaused"
-	// CanarySkipStepAnnotation moves a canary with steps on from the step
-	// whose number (from 1) is its value, even before that step's duration
-	// passed or while it waits for a person; a step other than the current
-	// one is left alone, so setting it twice skips one step.
+	// CanarySkipStepAnnotation moves a canary with steps on from a step,
+	// even before that step's duration passed or while it waits for a
+	// person. Its value is "<canary replica set>/<step>" (step from 1), as
+	// kubectl eds canary skip-step writes it, or the bare step number, which
+	// any canary takes at that step. A step other than the current one is
+	// left alone, so setting it twice skips one step.
 	CanarySkipStepAnnotation = "extendeddaemonset.io/canary-skip-step"
 	// CanaryFailedAnnotation fails the canary whose replica set name is its value.
 	CanaryFailedAnnotation = "extendeddaemonset.io/canary-failed"

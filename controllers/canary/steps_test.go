@@ -119,6 +119,9 @@ func TestStepsPersonsControls(t *testing.T) {
 	}{
 		{name: "skip-step naming the current step", annotations: map[string]string{v1alpha1.CanarySkipStepAnnotation: "2"}, wantStep: 3, skipped: true},
 		{name: "skip-step naming another step", annotations: map[string]string{v1alpha1.CanarySkipStepAnnotation: "1"}, wantStep: 2},
+		{name: "skip-step naming this canary's step", annotations: map[string]string{v1alpha1.CanarySkipStepAnnotation: "rs-2/2"}, wantStep: 3, skipped: true},
+		{name: "skip-step left behind by another canary", annotations: map[string]string{v1alpha1.CanarySkipStepAnnotation: "rs-1/2"}, wantStep: 2},
+		{name: "skip-step naming this canary's other step", annotations: map[string]string{v1alpha1.CanarySkipStepAnnotation: "rs-2/1"}, wantStep: 2},
 		{name: "spec skipStep of this canary", spec: func(s *v1alpha1.CanaryStrategy) { s.SkipStep = "rs-2/2" }, wantStep: 3, skipped: true},
 		{name: "spec skipStep of another canary", spec: func(s *v1alpha1.CanaryStrategy) { s.SkipStep = "rs-1/2" }, wantStep: 2},
 		{name: "validate promotes every step", annotations: map[string]string{v1alpha1.CanaryValidatedAnnotation: "rs-2"}, promote: true},

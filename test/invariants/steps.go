@@ -2,10 +2,10 @@ package invariants
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
 
 // promotionDuration is how long the canary last must have run before it
@@ -21,9 +21,8 @@ func promotionDuration(eds *v1alpha1.ExtendedDaemonSet, last *v1alpha1.CanarySta
 		}
 		return required, false
 	}
-	n := strconv.Itoa(len(strategy.Steps))
-	if int(last.Step) == len(strategy.Steps) &&
-		(eds.Annotations[v1alpha1.CanarySkipStepAnnotation] == n || strategy.SkipStep == last.ReplicaSet+"/"+n) {
+	n := int32(len(strategy.Steps)) //nolint:gosec // steps are at most MaxCanarySteps
+	if last.Step == n && canary.SkipRequested(eds.Annotations[v1alpha1.CanarySkipStepAnnotation], strategy.SkipStep, last.ReplicaSet, n) {
 		return 0, true
 	}
 	skipped := map[int32]bool{}

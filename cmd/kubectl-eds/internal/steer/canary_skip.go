@@ -2,14 +2,15 @@ package steer
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
 
 // skipStep moves a canary with steps on from its current step. The
-// annotation names the step, so running the command twice skips one step,
-// not two.
+// annotation names the canary's replica set and the step, so running the
+// command twice skips one step, not two, and a value left behind skips
+// nothing of the next canary.
 func skipStep(t *target) (change, error) {
 	c, err := liveCanary(t, "skip a step of")
 	if err != nil {
@@ -20,13 +21,14 @@ func skipStep(t *target) (change, error) {
 		return change{}, fmt.Errorf("canary %s of %s has no steps (spec.strategy.canary.steps): %s promotes it",
 			c.ReplicaSet, t, t.command("canary validate"))
 	}
-	step, next := strconv.Itoa(int(c.Step)), "the controller promotes it"
+	next := "the controller promotes it"
 	if int(c.Step) < len(strategy.Steps) {
 		next = fmt.Sprintf("the controller starts step %d of %d", c.Step+1, len(strategy.Steps))
 	}
-	msg := fmt.Sprintf("step %s of canary %s of %s skipped: %s", step, c.ReplicaSet, t, next)
-	if t.eds.Annotations[v1alpha1.CanarySkipStepAnnotation] == step {
+	msg := fmt.Sprintf("step %d of canary %s of %s skipped: %s", c.Step, c.ReplicaSet, t, next)
+	value := canary.SkipValue(c.ReplicaSet, c.Step)
+	if t.eds.Annotations[v1alpha1.CanarySkipStepAnnotation] == value {
 		return change{message: msg}, nil
 	}
-	return change{annotations: map[string]*string{v1alpha1.CanarySkipStepAnnotation: ptr(step)}, message: msg}, nil
+	return change{annotations: map[string]*string{v1alpha1.CanarySkipStepAnnotation: ptr(value)}, message: msg}, nil
 }

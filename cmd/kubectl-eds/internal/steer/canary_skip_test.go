@@ -26,7 +26,7 @@ func TestCanarySkipStepGoesOnThenPromotes(t *testing.T) {
 
 	expectOK(s, run(s, "canary", "skip-step", name),
 		fmt.Sprintf("step 1 of canary %s of %s skipped: the controller starts step 2 of 2", canary.ReplicaSet, ref(s)))
-	s.G.Expect(annotations(s)).To(gomega.HaveKeyWithValue(v1alpha1.CanarySkipStepAnnotation, "1"))
+	s.G.Expect(annotations(s)).To(gomega.HaveKeyWithValue(v1alpha1.CanarySkipStepAnnotation, canary.ReplicaSet+"/1"))
 	s.G.Eventually(func(g gomega.Gomega) {
 		st := s.Get(g, name).Status
 		g.Expect(st.Canary).NotTo(gomega.BeNil())
