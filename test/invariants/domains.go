@@ -100,4 +100,3 @@ func (c *Checker) settleDomainSuspect(s *setState, sus suspect) {
 	c.violate(sus.at, DomainUnavailable, "eds %s: %d nodes of domain %s without an available agent (%s), maxUnavailablePerDomain allows %d of %d",
 		sus.eds, len(still), sus.domain, strings.Join(still, ", "), budget, desired)
 }
-
