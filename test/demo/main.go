@@ -1,7 +1,8 @@
 // Command demo shows ExtendedDaemonSet at work on this machine, with
-// nothing but Go installed. `make run` runs it live:
+// nothing but Go installed. `make run` builds it into bin/demo and runs it
+// live:
 //
-//	go run ./test/demo --manager bin/manager --kubeconfig ~/.cache/extendeddaemonset/run.kubeconfig
+//	bin/demo --manager bin/manager --kubeconfig ~/.cache/extendeddaemonset/run.kubeconfig
 //
 // starts a simulated cluster (fake nodes in two zones), installs
 // config/default as `kubectl apply -k` would, starts a Prometheus scraping a
@@ -12,7 +13,7 @@
 //
 // `make demo` plays a scripted story, as the kubectl eds plugin shows it:
 //
-//	go run ./test/demo --story --manager bin/manager --plugin bin/kubectl-eds --kubeconfig ~/.cache/extendeddaemonset/run.kubeconfig
+//	bin/demo --story --manager bin/manager --plugin bin/kubectl-eds --kubeconfig ~/.cache/extendeddaemonset/run.kubeconfig
 //
 // on the cluster of a running `make run` when that kubeconfig reaches one,
 // else on a cluster of its own that it stops at the end. KUBEBUILDER_ASSETS
