@@ -47,31 +47,35 @@ func counterWriteDelay(countersOnly bool, interval time.Duration, lastWrite, now
 	return max(0, lastWrite.Add(interval).Sub(now))
 }
 
-// replicaSetCountersOnly reports a status change of counters alone, and the
-// progress time that follows them, short of their final figures: counters
-// that settle are what a reader waiting for the rollout's end waits on, and
-// the replica set a rollout empties changes nothing else when it does.
+// replicaSetCountersOnly reports a status change of progress counters
+// alone, and the progress time that follows them, short of their final
+// figures: counters that settle are what a reader waiting for the rollout's
+// end waits on, and the replica set a rollout empties changes nothing else
+// when it does. Desired is not progress: it changes when nodes move
+// between replica sets (a canary starting, growing or failing) or join,
+// and the ExtendedDaemonSet's sums and every "x of y" wait on it.
 func replicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
 	if countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate) {
 		return false
 	}
 	b, a := *before, *after
 	for _, st := range []*v1alpha1.ExtendedDaemonSetReplicaSetStatus{&b, &a} {
-		st.Desired, st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0, 0
+		st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
 		st.LastProgressTime = nil
 	}
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
 }
 
-// extendedDaemonSetCountersOnly reports a status change of counters alone,
-// short of their final figures.
+// extendedDaemonSetCountersOnly reports a status change of progress
+// counters alone, short of their final figures; as for a replica set, a
+// change of Desired is not one.
 func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStatus) bool {
 	if countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate) {
 		return false
 	}
 	b, a := *before, *after
 	for _, st := range []*v1alpha1.ExtendedDaemonSetStatus{&b, &a} {
-		st.Desired, st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0, 0
+		st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
 	}
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
 }

@@ -62,6 +62,13 @@ func TestReplicaSetCounterWriteDelay(t *testing.T) {
 			lastWrite: now, want: 0,
 		},
 		{
+			// Nodes moving between replica sets (a canary failing, a step
+			// growing) or joining the cluster: the ExtendedDaemonSet's sums
+			// and every "x of y" a reader sees wait on it.
+			name: "a change of desired nodes is written at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Desired = 102 },
+			lastWrite: now, want: 0,
+		},
+		{
 			name: "pods the scheduler cannot place are told at once", change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) { s.Unschedulable = 1 },
 			lastWrite: now, want: 0,
 		},
@@ -92,6 +99,8 @@ func TestExtendedDaemonSetCountersOnly(t *testing.T) {
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-b"} })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Conditions[0].Status = metav1.ConditionTrue })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.ObservedGeneration = 3 })).To(gomega.BeFalse())
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Desired, s.Current = 12, 11 })).To(gomega.BeFalse(),
+		"a change of desired nodes goes at once")
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Ready, s.Available, s.UpToDate = 10, 10, 10 })).To(gomega.BeFalse(),
 		"the final figures go at once: a reader waits on them")
 }
