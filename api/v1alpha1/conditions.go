@@ -66,6 +66,15 @@ const (
 	// ReasonMalformedNodeAnnotation: a resource override annotation on a
 	// node does not parse and is ignored.
 	ReasonMalformedNodeAnnotation = "MalformedNodeAnnotation"
+	// ReasonDomainBaking: a domain of a zone-by-zone rolling update is
+	// done and bakes; the next domain waits for its bake time and, with a
+	// canary analysis, for the bake's analysis to be Successful.
+	ReasonDomainBaking = "DomainBaking"
+	// ReasonDomainBakeFailed: the analysis judging a domain's bake failed
+	// (or erred, or stayed inconclusive) beyond its limits; no further
+	// domain starts and nothing is rolled back until the template changes
+	// or a retry is asked for.
+	ReasonDomainBakeFailed = "DomainBakeFailed"
 	// ReasonProgressDeadlineExceeded: the rollout made no progress in time.
 	ReasonProgressDeadlineExceeded = "ProgressDeadlineExceeded"
 )

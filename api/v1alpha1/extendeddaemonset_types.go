@@ -100,6 +100,19 @@ type ExtendedDaemonSetStatus struct {
 	// +optional
 	Canary *CanaryStatus `json:"canary,omitempty"`
 
+	// Domains are the domains of a zone-by-zone rolling update, as the
+	// active replica set states them, with the verdict of each domain's
+	// bake analysis.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Domains []DomainStatus `json:"domains,omitempty"`
+
+	// Bake is the analysis judging the bake of the current domain of a
+	// zone-by-zone rolling update, or of the last one that baked.
+	// +optional
+	Bake *DomainBakeStatus `json:"bake,omitempty"`
+
 	// State is a one-word summary: Running, RollingUpdate, Canary,
 	// CanaryPaused, CanaryFailed, Frozen or Error.
 	// +optional

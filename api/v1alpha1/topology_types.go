@@ -95,4 +95,40 @@ type DomainStatus struct {
 	// Unavailable is the number of them without an available pod.
 	// +optional
 	Unavailable int32 `json:"unavailable,omitempty"`
+	// BakingSince, for a Baking domain, is when its bake began: every pod
+	// of the domain has been up to date and available since then.
+	// +optional
+	BakingSince *metav1.Time `json:"bakingSince,omitempty"`
+	// Analysis, in the ExtendedDaemonSet's status, is the verdict of the
+	// domain's bake analysis: Successful once its bake passed, the current
+	// phase while it bakes, empty before its bake or without one.
+	// +optional
+	Analysis AnalysisPhase `json:"analysis,omitempty"`
+}
+
+// DomainBakeStatus is the analysis that judges a domain's bake: with a
+// canary analysis and a Sequential topology with domainBakeTime, the
+// canary's metrics keep judging the updated pods while a domain bakes, and
+// the next domain starts only once the bake time has passed and this
+// analysis is Successful.
+type DomainBakeStatus struct {
+	// ReplicaSet is the replica set rolling out, whose pods are judged.
+	ReplicaSet string `json:"replicaSet"`
+	// Domain is the domain baking, or the last one that baked.
+	Domain string `json:"domain"`
+	// StartedAt is when the bake being judged began, or when a retry
+	// asked for a new judgement: measurements start from then, after the
+	// analysis's initialDelay.
+	StartedAt metav1.Time `json:"startedAt"`
+	// Analysis is the state of the bake's analysis. A Failed, Error or
+	// Inconclusive phase halts the rollout: no further domain starts, and
+	// nothing is rolled back, until the template changes or a retry is
+	// asked for.
+	// +optional
+	Analysis *AnalysisStatus `json:"analysis,omitempty"`
+	// PassedThrough is the last domain, in the order of the rollout, whose
+	// bake passed (its time and its analysis): every domain up to it may
+	// be followed by the next one.
+	// +optional
+	PassedThrough string `json:"passedThrough,omitempty"`
 }

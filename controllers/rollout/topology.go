@@ -24,6 +24,19 @@ type Topology struct {
 	// has been for BakeTime.
 	Sequential bool
 	BakeTime   time.Duration
+	// JudgedBakes, with Sequential and a BakeTime, also holds the next
+	// domain back until the analysis of the done domain's bake passed:
+	// until the domain is no later, in domain order, than PassedThrough,
+	// the last domain whose bake passed (empty: none did yet). The
+	// analysis itself runs elsewhere; its verdict is an input here.
+	JudgedBakes   bool
+	PassedThrough string
+}
+
+// passed reports whether the bake analysis of domain name passed: always
+// without judged bakes.
+func (t *Topology) passed(name string) bool {
+	return !t.JudgedBakes || t.PassedThrough != "" && compareDomains(name, t.PassedThrough) <= 0
 }
 
 // DomainState is where one domain stands.
@@ -32,7 +45,7 @@ type DomainState string
 const (
 	DomainPending  DomainState = "Pending"  // old pods wait for the domain's turn
 	DomainUpdating DomainState = "Updating" // old pods replaced, or new ones not available yet
-	DomainBaking   DomainState = "Baking"   // done; the next domain waits for BakeTime
+	DomainBaking   DomainState = "Baking"   // done; the next domain waits for BakeTime and, judged, the verdict
 	DomainDone     DomainState = "Done"     // every desired node runs an available new pod
 )
 
@@ -43,6 +56,9 @@ type DomainCounts struct {
 	// Desired, UpToDate and Unavailable count as Counts does, within the
 	// domain; Unavailable is after the scheduler-failure allowance.
 	Desired, UpToDate, Unavailable int
+	// BakingSince, for a Baking domain, is when its bake began: when the
+	// last of its pods became available.
+	BakingSince time.Time
 }
 
 // compareDomains orders domains by name, NoDomain last.
@@ -136,11 +152,25 @@ func (ds *domains) settle(t *Topology, allowance int, elsewhere map[string]int, 
 			d.open = true
 			return 0
 		}
-		if bakedAt := d.availableSince.Add(t.BakeTime); now.Before(bakedAt) && ds.workAfter(d) {
-			return bakedAt.Sub(now)
+		if held, left := ds.holds(t, d, now); held {
+			return left
 		}
 	}
 	return 0
+}
+
+// holds reports whether the done domain d holds the domains after it
+// back at now, and how long until its bake time is over: while it bakes,
+// and, with judged bakes, until its analysis passed, which no time alone
+// brings. A domain with no work after it holds nothing back.
+func (ds *domains) holds(t *Topology, d *domain, now time.Time) (bool, time.Duration) {
+	if !t.Sequential || !ds.workAfter(d) {
+		return false, 0
+	}
+	if bakedAt := d.availableSince.Add(t.BakeTime); now.Before(bakedAt) {
+		return true, bakedAt.Sub(now)
+	}
+	return !t.passed(d.name), 0
 }
 
 // workAfter reports whether a domain after d is not done: a bake holds
@@ -156,9 +186,13 @@ func (ds *domains) counts(t *Topology, now time.Time) []DomainCounts {
 	turnTaken := false
 	for _, d := range ds.ordered {
 		c := DomainCounts{Name: d.name, Desired: d.desired, UpToDate: d.upToDate, Unavailable: d.unavailable}
+		held := false
+		if d.done() && !turnTaken {
+			held, _ = ds.holds(t, d, now)
+		}
 		switch {
-		case d.done() && !turnTaken && t.Sequential && now.Before(d.availableSince.Add(t.BakeTime)) && ds.workAfter(d):
-			c.State, turnTaken = DomainBaking, true
+		case held:
+			c.State, c.BakingSince, turnTaken = DomainBaking, d.availableSince, true
 		case d.done():
 			c.State = DomainDone
 		case turnTaken && d.old > 0:

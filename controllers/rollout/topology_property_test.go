@@ -18,6 +18,9 @@ type zoned struct {
 	// order is the domains in the order the planner must take them.
 	order   []string
 	created int
+	// neverPasses, with judged bakes, is a domain whose bake analysis
+	// never passes; empty when every bake passes in time.
+	neverPasses string
 }
 
 func (z *zoned) input() Input {
@@ -54,6 +57,7 @@ func genZoned(r *rand.Rand) *zoned {
 	}
 	if t.Sequential && r.IntN(2) == 0 {
 		t.BakeTime = time.Duration(1+r.IntN(30)) * time.Second
+		t.JudgedBakes = r.IntN(2) == 0
 	}
 	z.params.Topology = t
 	for _, node := range z.nodes {
@@ -62,7 +66,31 @@ func genZoned(r *rand.Rand) *zoned {
 		}
 	}
 	slices.SortFunc(z.order, compareDomains)
+	if t.JudgedBakes && r.IntN(3) == 0 {
+		z.neverPasses = z.order[r.IntN(len(z.order))]
+	}
 	return z
+}
+
+// judge plays the bake analysis: the Baking domain of plan passes, now
+// and then, at any moment of its bake, unless it is the one that never
+// passes.
+func (z *zoned) judge(r *rand.Rand, plan Plan) {
+	t := z.params.Topology
+	if !t.JudgedBakes {
+		return
+	}
+	for _, d := range plan.Counts.Domains {
+		if d.State == DomainBaking && d.Name != z.neverPasses && r.IntN(3) == 0 {
+			t.PassedThrough = d.Name
+		}
+	}
+}
+
+// passed reports whether the bake analysis of domain passed.
+func (z *zoned) passed(domain string) bool {
+	t := z.params.Topology
+	return !t.JudgedBakes || t.PassedThrough != "" && slices.Index(z.order, domain) <= slices.Index(z.order, t.PassedThrough)
 }
 
 func (z *zoned) add(node string, isNew, available bool) {
@@ -193,7 +221,8 @@ func (z *zoned) settle(r *rand.Rand, crashes bool) {
 // checks, after every plan carried out, that neither the global budget nor
 // any domain's was exceeded by the plan, that a Sequential rollout touched
 // no old pod of a domain before every earlier domain was done and baked,
-// and that every node ends on the new template.
+// and, with judged bakes, before its bake analysis passed, and that every
+// node ends on the new template, unless a bake analysis never passes.
 func TestPropertyTopologyRollout(t *testing.T) {
 	seed, only := propertySeed(t)
 	for c := range 400 {
@@ -208,6 +237,9 @@ func TestPropertyTopologyRollout(t *testing.T) {
 		}
 		for round := 0; ; round++ {
 			if round == 3000 {
+				if z.neverPasses != "" {
+					break
+				}
 				fail(round, "no convergence: %d nodes not on the new template", z.notNew())
 			}
 			if z.allNew() {
@@ -223,14 +255,15 @@ func TestPropertyTopologyRollout(t *testing.T) {
 				for _, node := range z.touched(plan) {
 					domain := z.domainOf(node)
 					for _, earlier := range z.order[:slices.Index(z.order, domain)] {
-						if at, done := z.bakedAt(earlier); !done || z.now.Before(at) {
-							fail(round, "node %s of domain %s touched before domain %s was done and baked (done %t, baked at %s, now %s)",
-								node, domain, earlier, done, at, z.now)
+						if at, done := z.bakedAt(earlier); !done || z.now.Before(at) || !z.passed(earlier) {
+							fail(round, "node %s of domain %s touched before domain %s was done and baked (done %t, baked at %s, now %s, analysis passed %t)",
+								node, domain, earlier, done, at, z.now, z.passed(earlier))
 						}
 					}
 				}
 			}
 			z.apply(plan)
+			z.judge(r, plan)
 			u, byDomain := z.unavailable()
 			if u > z.params.MaxUnavailable && u > uBefore {
 				fail(round, "%d nodes down (was %d), maxUnavailable %d", u, uBefore, z.params.MaxUnavailable)

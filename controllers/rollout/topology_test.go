@@ -35,6 +35,15 @@ func zoned1(sequential bool, bake time.Duration) Params {
 		Topology: &Topology{MaxUnavailable: 1, Sequential: sequential, BakeTime: bake}}
 }
 
+// judged is zoned1, Sequential with a minute's bake judged by analysis,
+// whose bakes passed through domain passedThrough; domain a is done and
+// baked for an hour, unless the pods say otherwise.
+func judged(passedThrough string) Params {
+	p := zoned1(true, time.Minute)
+	p.Topology.JudgedBakes, p.Topology.PassedThrough = true, passedThrough
+	return p
+}
+
 func TestTopologyPlan(t *testing.T) {
 	percent := zoned1(false, 0)
 	percent.Topology = &Topology{MaxUnavailable: 50, Percent: true}
@@ -85,6 +94,34 @@ func TestTopologyPlan(t *testing.T) {
 			delete: []Deletion{replaced("old-b1", "b1")},
 		},
 		{
+			name: "judged: baked but its analysis has not passed, the next domain waits with no time to wait for",
+			in:   twoZones(judged(""), newPod("new-a1", "a1"), newPod("new-a2", "a2")),
+		},
+		{
+			name:    "judged: passed yet still baking, the bake time holds it",
+			in:      twoZones(judged("a"), newPod("new-a1", "a1"), newPod("new-a2", "a2", readyFor(20*time.Second))),
+			requeue: 40 * time.Second,
+		},
+		{
+			name:   "judged: baked and passed, the next domain starts",
+			in:     twoZones(judged("a"), newPod("new-a1", "a1"), newPod("new-a2", "a2")),
+			delete: []Deletion{replaced("old-b1", "b1")},
+		},
+		{
+			name: "judged: a later domain done early (canary nodes) does not pass an earlier one",
+			in:   twoZones(judged(""), newPod("new-a1", "a1"), newPod("new-a2", "a2"), newPod("new-b1", "b1"), newPod("new-b2", "b2")),
+		},
+		{
+			name:   "judged: a later domain passed covers the earlier ones",
+			in:     twoZones(judged("b"), newPod("new-a1", "a1"), newPod("new-a2", "a2"), newPod("new-b1", "b1"), newPod("new-b2", "b2")),
+			delete: []Deletion{replaced("old-x1", "x1")},
+		},
+		{
+			name:   "judged: the first domain is not judged before it is done",
+			in:     twoZones(judged("")),
+			delete: []Deletion{replaced("old-a1", "a1")},
+		},
+		{
 			name:   "sequential: the nodes without the key come last",
 			in:     twoZones(zoned1(true, 0), newPod("new-a1", "a1"), newPod("new-a2", "a2"), newPod("new-b1", "b1"), newPod("new-b2", "b2")),
 			delete: []Deletion{replaced("old-x1", "x1")},
@@ -109,7 +146,7 @@ func TestTopologyDomainCounts(t *testing.T) {
 	g := gomega.NewWithT(t)
 	plan := Compute(twoZones(zoned1(true, time.Minute), newPod("new-a1", "a1"), newPod("new-a2", "a2", readyFor(10*time.Second))))
 	g.Expect(plan.Counts.Domains).To(gomega.Equal([]DomainCounts{
-		{Name: "a", State: DomainBaking, Desired: 2, UpToDate: 2},
+		{Name: "a", State: DomainBaking, Desired: 2, UpToDate: 2, BakingSince: now.Add(-10 * time.Second)},
 		{Name: "b", State: DomainPending, Desired: 2},
 		{Name: NoDomain, State: DomainPending, Desired: 1},
 	}))
@@ -119,6 +156,13 @@ func TestTopologyDomainCounts(t *testing.T) {
 		{Name: "b", State: DomainPending, Desired: 2},
 		{Name: NoDomain, State: DomainPending, Desired: 1},
 	}))
+	// Judged, a domain past its bake time still bakes until it passed.
+	plan = Compute(twoZones(judged(""), newPod("new-a1", "a1"), newPod("new-a2", "a2", readyFor(2*time.Minute))))
+	g.Expect(plan.Counts.Domains[0]).To(gomega.Equal(DomainCounts{Name: "a", State: DomainBaking, Desired: 2, UpToDate: 2,
+		BakingSince: now.Add(-2 * time.Minute)}))
+	plan = Compute(twoZones(judged("a"), newPod("new-a1", "a1"), newPod("new-a2", "a2", readyFor(2*time.Minute))))
+	g.Expect(plan.Counts.Domains[0].State).To(gomega.Equal(DomainDone))
+	g.Expect(plan.Counts.Domains[1].State).To(gomega.Equal(DomainUpdating))
 	plan = Compute(twoZones(zoned1(false, 0)))
 	g.Expect(plan.Counts.Domains).To(gomega.HaveEach(gomega.HaveField("State", DomainUpdating)))
 	g.Expect(Compute(twoZones(Params{MaxUnavailable: 1, MaxParallelPodCreation: 1})).Counts.Domains).To(gomega.BeNil())
