@@ -50,6 +50,8 @@ func TestConditionContract(t *testing.T) {
 		{"canary failed", progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed}, status.FailedStatus, "Degraded"},
 		{"invalid spec", progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec}, status.FailedStatus, "Degraded"},
 		{"past the deadline", progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}, status.FailedStatus, "Degraded"},
+		{"domain baking", progress{phase: progressing, reason: v1alpha1.ReasonDomainBaking}, status.InProgressStatus, "Progressing"},
+		{"domain bake failed", progress{phase: stalled, reason: v1alpha1.ReasonDomainBakeFailed}, status.FailedStatus, "Degraded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
@@ -98,6 +100,8 @@ func TestReplicaSetProgress(t *testing.T) {
 		{"write refused", active(nil), rollout.Counts{Desired: 1}, errors.New("quota"), progressing, v1alpha1.ReasonReconcileFailed},
 		{"spec error", active(func(o *observation) { o.specErr = errors.New("bad") }), rollout.Counts{}, nil, stalled, v1alpha1.ReasonInvalidSpec},
 		{"no role", &observation{role: v1alpha1.ReplicaSetUnknown}, rollout.Counts{Current: 3}, nil, idle, v1alpha1.ReasonInactive},
+		{"a domain bakes", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1,
+			Domains: []rollout.DomainCounts{{Name: "a", State: rollout.DomainBaking}, {Name: "b", State: rollout.DomainPending}}}, nil, progressing, v1alpha1.ReasonDomainBaking},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := replicaSetProgress(tc.obs, tc.counts, tc.actErr)
@@ -112,22 +116,27 @@ func TestReplicaSetProgress(t *testing.T) {
 }
 
 // The progress deadline stalls a replica set that waits on its pods, and
-// only one: a paused rollout waits for a person, not for its pods.
+// only one: a paused rollout waits for a person, and a domain that bakes
+// waits for its bake time and its analysis, not for its pods.
 func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	stuck := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1}}
+	baking := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1, Domains: []rollout.DomainCounts{
+		{Name: "a", State: rollout.DomainBaking, BakingSince: now.Add(-time.Hour)}, {Name: "b", State: rollout.DomainPending, Desired: 1}}}}
 	for _, tc := range []struct {
 		name          string
+		plan          rollout.Plan
 		lastProgress  time.Duration
 		paused        bool
 		writes        int
 		wantStalled   bool
 		wantRequeueIn time.Duration
 	}{
-		{"within the deadline", 30 * time.Second, false, 0, false, 31 * time.Second},
-		{"past the deadline", 2 * time.Minute, false, 0, true, 0},
-		{"a write is progress", 2 * time.Minute, false, 1, false, 61 * time.Second},
-		{"paused by a person", 2 * time.Minute, true, 0, false, 0},
+		{"within the deadline", stuck, 30 * time.Second, false, 0, false, 31 * time.Second},
+		{"past the deadline", stuck, 2 * time.Minute, false, 0, true, 0},
+		{"a write is progress", stuck, 2 * time.Minute, false, 1, false, 61 * time.Second},
+		{"paused by a person", stuck, 2 * time.Minute, true, 0, false, 0},
+		{"a domain baking longer than the deadline", baking, 2 * time.Minute, false, 0, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
@@ -138,7 +147,7 @@ func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
 				input: rollout.Input{Nodes: []rollout.Node{{Name: "a", ShouldRun: true, ShouldContinueRunning: true}},
 					Pods: map[string][]rollout.Pod{"a": {{Name: "old", Node: "a", Terminating: true}}}}}
 			obs.input.Params.Paused = tc.paused
-			requeue := setReplicaSetStatus(ers, obs, stuck, tc.writes, nil, now)
+			requeue := setReplicaSetStatus(ers, obs, tc.plan, tc.writes, nil, now)
 			g.Expect(conditions.IsStalled(ers)).To(gomega.Equal(tc.wantStalled))
 			g.Expect(requeue).To(gomega.Equal(tc.wantRequeueIn))
 			if tc.wantStalled {
@@ -240,4 +249,61 @@ func TestStateOf(t *testing.T) {
 			t.Errorf("stateOf(%+v) = %s, want %s", tc.progress, got, tc.want)
 		}
 	}
+}
+
+// A domain that bakes shows in Ready and Reconciling with its time left and
+// its verdict; a failed bake stalls the ExtendedDaemonSet, naming the
+// domain and the metric, and the Analysis condition says why.
+func TestSetExtendedDaemonSetStatusWhileBaking(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	active := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-2", Generation: 1}}
+	active.Status = v1alpha1.ExtendedDaemonSetReplicaSetStatus{Status: v1alpha1.ReplicaSetActive, ObservedGeneration: 1, Desired: 6, Current: 6, UpToDate: 4}
+	progress{phase: progressing, reason: v1alpha1.ReasonDomainBaking, message: "rolling update: domain zone-b bakes before the next one starts"}.apply(active)
+	newEDS := func(phase v1alpha1.AnalysisPhase) *v1alpha1.ExtendedDaemonSet {
+		eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 2}}
+		eds.Spec.Strategy.RollingUpdate.Topology = &v1alpha1.RollingUpdateTopology{Key: zoneLabel, DomainBakeTime: &metav1.Duration{Duration: 5 * time.Minute}}
+		eds.Status.ActiveReplicaSet = active.Name
+		eds.Status.Domains = []v1alpha1.DomainStatus{
+			{Name: "zone-a", State: v1alpha1.DomainDone, Analysis: v1alpha1.AnalysisSuccessful},
+			{Name: "zone-b", State: v1alpha1.DomainBaking, BakingSince: &metav1.Time{Time: now.Add(-150 * time.Second)}, Analysis: phase},
+			{Name: "zone-c", State: v1alpha1.DomainPending},
+		}
+		eds.Status.Bake = &v1alpha1.DomainBakeStatus{ReplicaSet: active.Name, Domain: "zone-b", PassedThrough: "zone-a",
+			Analysis: &v1alpha1.AnalysisStatus{Phase: phase, Message: "error-rate: 0.4 > 0.05 (2 of 2 measurements failed, failureLimit 1)"}}
+		return eds
+	}
+	obs := edsObservation{sets: []*v1alpha1.ExtendedDaemonSetReplicaSet{active}, current: active, now: now}
+
+	g := gomega.NewWithT(t)
+	eds := newEDS(v1alpha1.AnalysisRunning)
+	setExtendedDaemonSetStatus(eds, obs, nil)
+	g.Expect(conditions.Get(eds, v1alpha1.ReadyCondition)).To(gomega.And(
+		gomega.HaveField("Status", metav1.ConditionFalse), gomega.HaveField("Reason", v1alpha1.ReasonDomainBaking),
+		gomega.HaveField("Message", "baking zone-b: 3m left, analysis Running")))
+	g.Expect(conditions.GetMessage(eds, v1alpha1.ReconcilingCondition)).To(gomega.Equal("baking zone-b: 3m left, analysis Running"))
+	g.Expect(conditions.Get(eds, v1alpha1.AnalysisCondition)).To(gomega.And(
+		gomega.HaveField("Status", metav1.ConditionUnknown), gomega.HaveField("Reason", v1alpha1.ReasonAnalysisRunning),
+		gomega.HaveField("Message", gomega.HavePrefix("bake of domain zone-b: "))))
+	kstatus, health := healthOf(g, eds)
+	g.Expect(kstatus).To(gomega.Equal(status.InProgressStatus))
+	g.Expect(health).To(gomega.Equal("Progressing"))
+
+	eds = newEDS(v1alpha1.AnalysisFailed)
+	setExtendedDaemonSetStatus(eds, obs, nil)
+	g.Expect(conditions.Get(eds, v1alpha1.StalledCondition)).To(gomega.And(
+		gomega.HaveField("Status", metav1.ConditionTrue), gomega.HaveField("Reason", v1alpha1.ReasonDomainBakeFailed),
+		gomega.HaveField("Message", gomega.And(gomega.ContainSubstring("domain zone-b"), gomega.ContainSubstring("error-rate")))))
+	g.Expect(conditions.IsReady(eds)).To(gomega.BeFalse())
+	g.Expect(conditions.GetReason(eds, v1alpha1.AnalysisCondition)).To(gomega.Equal(v1alpha1.ReasonAnalysisFailed))
+	g.Expect(eds.Status.State).To(gomega.Equal(v1alpha1.StateError))
+	kstatus, health = healthOf(g, eds)
+	g.Expect(kstatus).To(gomega.Equal(status.FailedStatus))
+	g.Expect(health).To(gomega.Equal("Degraded"))
+
+	// A new template's replica set is not held by the old one's bake.
+	eds = newEDS(v1alpha1.AnalysisFailed)
+	eds.Status.Bake.ReplicaSet = "agent-1"
+	setExtendedDaemonSetStatus(eds, obs, nil)
+	g.Expect(conditions.IsStalled(eds)).To(gomega.BeFalse())
+	g.Expect(conditions.Get(eds, v1alpha1.AnalysisCondition)).To(gomega.BeNil())
 }

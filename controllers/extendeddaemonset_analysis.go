@@ -24,35 +24,52 @@ var analysisMetrics = sync.OnceValue(func() *analysis.Metrics { return analysis.
 // analyze takes the measurements of the running canary that are due and
 // returns its analysis so far, the measurements taken, and the wait until
 // the next measurement. Measuring starts at readyAt, when every canary pod
-// was first available. A failure to reach Prometheus (a missing Secret, a
-// bad CA) is a measurement error like any other: it pauses the canary once
-// beyond consecutiveErrorLimit, and the status says why.
+// was first available.
 func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, in canary.Input, stablePods []string,
 	readyAt time.Time,
 ) (*v1alpha1.AnalysisStatus, map[string]v1alpha1.Measurement, time.Duration) {
-	spec, c := in.Strategy.Analysis, in.Status
-	due, next := analysis.Due(spec, c.Analysis, readyAt, in.Now)
-	if len(due) == 0 {
-		return c.Analysis, nil, next
+	target := func() (analysis.Target, error) {
+		return analysis.Target{
+			Namespace: eds.Namespace, Name: eds.Name,
+			CanaryReplicaSet: in.ReplicaSet, StableReplicaSet: eds.Status.ActiveReplicaSet,
+			CanaryPods: podNamesOf(in.Pods), StablePods: stablePods, CanaryNodes: in.Status.Nodes,
+		}, nil
 	}
-	var st *v1alpha1.AnalysisStatus
-	querier, err := r.querier(ctx, eds.Namespace, spec.Provider.Prometheus)
+	return r.measure(ctx, eds.Namespace, in.Strategy.Analysis, in.Status.Analysis, target, readyAt, in.Now)
+}
+
+// measure takes the measurements of spec that are due, counting from
+// startedAt, and returns the analysis st so far, the measurements taken,
+// and the wait until the next measurement; target, observed only when a
+// measurement is due, names what is measured. A failure to reach
+// Prometheus (a missing Secret, a bad CA) or to observe the target is a
+// measurement error like any other: beyond consecutiveErrorLimit the
+// analysis is in Error, and its status says why. The canary's analysis and
+// the bakes' share it.
+func (r *ExtendedDaemonSetReconciler) measure(ctx context.Context, namespace string, spec *v1alpha1.CanaryAnalysis, st *v1alpha1.AnalysisStatus,
+	target func() (analysis.Target, error), startedAt, now time.Time,
+) (*v1alpha1.AnalysisStatus, map[string]v1alpha1.Measurement, time.Duration) {
+	due, next := analysis.Due(spec, st, startedAt, now)
+	if len(due) == 0 {
+		return st, nil, next
+	}
+	querier, err := r.querier(ctx, namespace, spec.Provider.Prometheus)
+	var t analysis.Target
+	if err == nil {
+		t, err = target()
+	}
+	var out *v1alpha1.AnalysisStatus
 	if err != nil {
 		failed := map[string]v1alpha1.Measurement{}
 		for _, name := range due {
-			failed[name] = v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: err.Error(), Time: metav1.NewTime(in.Now)}
+			failed[name] = v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: err.Error(), Time: metav1.NewTime(now)}
 		}
-		st = analysis.Record(spec, c.Analysis, failed)
-		_, next = analysis.Due(spec, st, readyAt, in.Now)
+		out = analysis.Record(spec, st, failed)
+		_, next = analysis.Due(spec, out, startedAt, now)
 	} else {
-		target := analysis.Target{
-			Namespace: eds.Namespace, Name: eds.Name,
-			CanaryReplicaSet: in.ReplicaSet, StableReplicaSet: eds.Status.ActiveReplicaSet,
-			CanaryPods: podNamesOf(in.Pods), StablePods: stablePods, CanaryNodes: c.Nodes,
-		}
-		st, next = analysis.Analyzer{Querier: querier}.Step(ctx, spec, c.Analysis, target, readyAt, in.Now)
+		out, next = analysis.Analyzer{Querier: querier}.Step(ctx, spec, st, t, startedAt, now)
 	}
-	return st, newestOf(st, due), next
+	return out, newestOf(out, due), next
 }
 
 // querier returns the Prometheus client of an analysis, with the

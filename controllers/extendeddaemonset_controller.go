@@ -118,7 +118,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if !eds.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
-	if canaryMayRun(eds) {
+	if canaryMayRun(eds) || bakeJudging(eds) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, eds); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
@@ -150,6 +150,9 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	// Told once the status that records them is written: a failed patch
 	// is retried and would tell them twice.
 	r.tellTransitions(before, eds, obs.canaryNote, now)
+	if len(obs.bakeMeasured) > 0 {
+		analysisMetrics().ObserveMeasurements(eds.Namespace, eds.Name, obs.bakeMeasured)
+	}
 	extendedDaemonSetMetrics().observe(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), now)
 	switch {
 	case isStalling(err):
@@ -195,6 +198,8 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 	if err != nil {
 		return obs, requeue, err
 	}
+	measured, untilBake := r.stepBake(ctx, eds, sets, metav1.Now().Time)
+	obs.bakeMeasured, requeue = measured, soonest(requeue, untilBake)
 	// History that could not be pruned is retried, but says nothing of
 	// the rollout: it must not turn a rolled-out ExtendedDaemonSet not
 	// Ready for a pass, which would tell RolledOut again after.

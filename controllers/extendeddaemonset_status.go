@@ -28,6 +28,9 @@ type edsObservation struct {
 	malformedOverrides error
 	// canaryNote is what a canary step did, told once the status is written.
 	canaryNote *canaryNote
+	// bakeMeasured are the measurements a bake's analysis took, exported
+	// once the status is written.
+	bakeMeasured map[string]v1alpha1.Measurement
 	// pruneErr is why old replica sets could not be deleted; retried, and
 	// not part of the status.
 	pruneErr error
@@ -53,6 +56,8 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 		setCanaryConditions(eds, obs.now)
 		if c := st.Canary; c != nil {
 			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
+		} else {
+			p = bakeProgress(eds, p, obs.now)
 		}
 	}
 	switch {
@@ -88,12 +93,17 @@ func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDa
 }
 
 // setCanaryConditions sets the Canary and Analysis conditions while a
-// canary runs, waits or has failed, and removes them otherwise.
+// canary runs, waits or has failed, the Analysis condition alone while a
+// bake is judged or has failed, and removes them otherwise.
 func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
 	c := eds.Status.Canary
 	if c == nil {
 		conditions.Delete(eds, v1alpha1.CanaryCondition)
-		conditions.Delete(eds, v1alpha1.AnalysisCondition)
+		if cond := bakeAnalysisCondition(eds); cond != nil {
+			conditions.Set(eds, cond)
+		} else {
+			conditions.Delete(eds, v1alpha1.AnalysisCondition)
+		}
 		return
 	}
 	p := canaryProgress(c, nil, canary.StepMessage(c, eds.Spec.Strategy.Canary, now))

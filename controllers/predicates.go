@@ -105,8 +105,18 @@ func replicaSetInputsChanged() predicate.Funcs {
 		return oldEDS.Generation != newEDS.Generation ||
 			!reflect.DeepEqual(oldEDS.Annotations, newEDS.Annotations) ||
 			oldEDS.Status.ActiveReplicaSet != newEDS.Status.ActiveReplicaSet ||
-			!reflect.DeepEqual(canaryRole(oldEDS), canaryRole(newEDS))
+			!reflect.DeepEqual(canaryRole(oldEDS), canaryRole(newEDS)) ||
+			bakesPassed(oldEDS) != bakesPassed(newEDS)
 	})
+}
+
+// bakesPassed is what of the bakes' verdicts the active replica set's
+// planner reads.
+func bakesPassed(eds *v1alpha1.ExtendedDaemonSet) string {
+	if b := eds.Status.Bake; b != nil {
+		return b.ReplicaSet + "/" + b.PassedThrough
+	}
+	return ""
 }
 
 // canaryRole is what of a running canary its replica sets read.

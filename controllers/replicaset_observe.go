@@ -110,6 +110,9 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	}
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes), now)
 	obs.deadline = progressDeadline(eds)
+	if obs.role == v1alpha1.ReplicaSetActive {
+		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
+	}
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		// The canary replaces the pods of its nodes under the same budget
 		// as the rolling update; pausing the rolling update does not hold

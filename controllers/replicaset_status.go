@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,6 +80,11 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progre
 		return progress{reason: v1alpha1.ReasonRolloutFrozen, message: "rollout frozen: no pod is created or deleted until it is unfrozen"}
 	case old > 0 && params.Paused:
 		return progress{reason: v1alpha1.ReasonRollingUpdatePaused, message: "rolling update paused: old pods stay until it is resumed"}
+	case old > 0 && baking(c.Domains) != "":
+		// The next domain waits for the bake's time and verdict, not for
+		// pods: no progress deadline runs.
+		return progress{reason: v1alpha1.ReasonDomainBaking,
+			message: fmt.Sprintf("rolling update: domain %s bakes before the next one starts", baking(c.Domains))}
 	case old > 0:
 		return progress{reason: v1alpha1.ReasonRollingUpdate, message: "rolling update: replacing old pods within maxUnavailable and maxSurge"}
 	default:
@@ -106,4 +112,14 @@ func keptPods(in rollout.Input) (keptNew, keptOld int) {
 		}
 	}
 	return keptNew, keptOld
+}
+
+// baking is the domain that bakes, empty when none does.
+func baking(domains []rollout.DomainCounts) string {
+	for _, d := range domains {
+		if d.State == rollout.DomainBaking {
+			return d.Name
+		}
+	}
+	return ""
 }

@@ -76,8 +76,24 @@ func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStat
 	b, a := *before, *after
 	for _, st := range []*v1alpha1.ExtendedDaemonSetStatus{&b, &a} {
 		st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
+		st.Domains = domainsWithoutCounters(st.Domains)
 	}
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
+}
+
+// domainsWithoutCounters is domains with their progress counts zeroed:
+// their names, states, desired nodes and verdicts are what a reader waits
+// on.
+func domainsWithoutCounters(domains []v1alpha1.DomainStatus) []v1alpha1.DomainStatus {
+	if domains == nil {
+		return nil
+	}
+	out := make([]v1alpha1.DomainStatus, len(domains))
+	for i, d := range domains {
+		d.UpToDate, d.Unavailable = 0, 0
+		out[i] = d
+	}
+	return out
 }
 
 // countersSettled: every pod wanted runs, ready, available and up to date,

@@ -101,6 +101,14 @@ func TestExtendedDaemonSetCountersOnly(t *testing.T) {
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.ObservedGeneration = 3 })).To(gomega.BeFalse())
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Desired, s.Current = 12, 11 })).To(gomega.BeFalse(),
 		"a change of desired nodes goes at once")
+	base.Domains = []v1alpha1.DomainStatus{{Name: "zone-a", State: v1alpha1.DomainUpdating, Desired: 5, UpToDate: 2, Unavailable: 1}}
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Domains[0].UpToDate, s.Domains[0].Unavailable = 3, 0 })).To(gomega.BeTrue(),
+		"a domain's counts are counters")
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Domains[0].State = v1alpha1.DomainBaking })).To(gomega.BeFalse(),
+		"a domain's state goes at once")
+	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Domains[0].Desired = 6 })).To(gomega.BeFalse(),
+		"a domain's desired nodes go at once")
+	base.Domains = nil
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.Ready, s.Available, s.UpToDate = 10, 10, 10 })).To(gomega.BeFalse(),
 		"the final figures go at once: a reader waits on them")
 }

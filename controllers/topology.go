@@ -4,9 +4,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/bake"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -53,6 +55,15 @@ func topologyParams(t *v1alpha1.RollingUpdateTopology) (*rollout.Topology, error
 	return out, nil
 }
 
+// judgeBakes makes the planner of the active replica set ers wait, with
+// a bake analysis, for each bake's verdict as recorded in eds's status.
+func judgeBakes(t *rollout.Topology, eds *v1alpha1.ExtendedDaemonSet, ers string) {
+	if t == nil || t.BakeTime <= 0 || bake.AnalysisOf(eds) == nil {
+		return
+	}
+	t.JudgedBakes, t.PassedThrough = true, bake.PassedThrough(eds.Status.Bake, ers)
+}
+
 // domainStatuses states the planner's domains for the replica set's
 // status, at most v1alpha1.MaxStatusDomains of them: with more, from the
 // first unfinished one, where the rollout is.
@@ -71,6 +82,9 @@ func domainStatuses(domains []rollout.DomainCounts) []v1alpha1.DomainStatus {
 		out[i] = v1alpha1.DomainStatus{
 			Name: d.Name, State: v1alpha1.DomainState(d.State),
 			Desired: int32(d.Desired), UpToDate: int32(d.UpToDate), Unavailable: int32(d.Unavailable),
+		}
+		if !d.BakingSince.IsZero() {
+			out[i].BakingSince = &metav1.Time{Time: d.BakingSince}
 		}
 	}
 	return out

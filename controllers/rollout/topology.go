@@ -36,7 +36,7 @@ type Topology struct {
 // passed reports whether the bake analysis of domain name passed: always
 // without judged bakes.
 func (t *Topology) passed(name string) bool {
-	return !t.JudgedBakes || t.PassedThrough != "" && compareDomains(name, t.PassedThrough) <= 0
+	return !t.JudgedBakes || t.PassedThrough != "" && CompareDomains(name, t.PassedThrough) <= 0
 }
 
 // DomainState is where one domain stands.
@@ -61,8 +61,9 @@ type DomainCounts struct {
 	BakingSince time.Time
 }
 
-// compareDomains orders domains by name, NoDomain last.
-func compareDomains(a, b string) int {
+// CompareDomains orders domains as a Sequential rollout takes them: by
+// name, NoDomain last.
+func CompareDomains(a, b string) int {
 	switch {
 	case a == b:
 		return 0
@@ -132,7 +133,7 @@ func (ds *domains) settle(t *Topology, allowance int, elsewhere map[string]int, 
 	for _, d := range ds.byName {
 		ds.ordered = append(ds.ordered, d)
 	}
-	slices.SortFunc(ds.ordered, func(a, b *domain) int { return compareDomains(a.name, b.name) })
+	slices.SortFunc(ds.ordered, func(a, b *domain) int { return CompareDomains(a.name, b.name) })
 	for _, d := range ds.ordered {
 		d.excused = min(d.schedulerFailures, allowance)
 		allowance -= d.excused

@@ -65,7 +65,7 @@ func genZoned(r *rand.Rand) *zoned {
 			z.order = append(z.order, node.Domain)
 		}
 	}
-	slices.SortFunc(z.order, compareDomains)
+	slices.SortFunc(z.order, CompareDomains)
 	if t.JudgedBakes && r.IntN(3) == 0 {
 		z.neverPasses = z.order[r.IntN(len(z.order))]
 	}

@@ -1,0 +1,145 @@
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/analysis"
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/bake"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+)
+
+// stepBake copies the domains of the active replica set's rollout into the
+// status and, with a bake analysis, judges the bake of the domain that
+// bakes: decide (bake.Step, a pure function), measure what is due, record
+// the bake as passed once its analysis is Successful and its time is over
+// (the active replica set's planner reads that), and record. It returns
+// the measurements taken and when time alone changes the status.
+func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
+) (map[string]v1alpha1.Measurement, time.Duration) {
+	st := &eds.Status
+	spec := bake.AnalysisOf(eds)
+	active := byName(sets, st.ActiveReplicaSet)
+	var domains []v1alpha1.DomainStatus
+	if active != nil && active.Status.Status == v1alpha1.ReplicaSetActive && active.Status.ObservedGeneration == active.Generation {
+		domains = active.Status.Domains
+	}
+	in := bake.Input{Analysis: spec, ReplicaSet: st.ActiveReplicaSet, Domains: domains, Status: st.Bake,
+		LastHandledRetry: st.LastHandledRetry, Now: now}
+	if st.Canary == nil {
+		// While a canary runs, its retries are its own.
+		in.RetryToken = canary.RetryToken(eds.Spec.Strategy.Canary, eds.Annotations)
+	}
+	d := bake.Step(in)
+	st.LastHandledRetry = d.LastHandledRetry
+	var measured map[string]v1alpha1.Measurement
+	var requeue time.Duration
+	if d.Measure {
+		b := d.Status
+		b.Analysis, measured, requeue = r.measure(ctx, eds.Namespace, spec, b.Analysis, r.bakeTarget(ctx, eds), b.StartedAt.Time, now)
+		bakingSince := b.StartedAt.Time
+		if i := slices.IndexFunc(domains, func(s v1alpha1.DomainStatus) bool { return s.Name == b.Domain }); i >= 0 && domains[i].BakingSince != nil {
+			bakingSince = domains[i].BakingSince.Time
+		}
+		requeue = soonest(requeue, bake.Settle(b, bakingSince, bakeTime(eds), now))
+	}
+	st.Bake = d.Status
+	st.Domains = nil
+	if active != nil {
+		st.Domains = bake.Verdicts(active.Status.Domains, st.Bake)
+	}
+	_, untilMessage := bake.Message(st.Domains, st.Bake, bakeTime(eds), now)
+	return measured, soonest(requeue, untilMessage)
+}
+
+// bakeTarget observes what a bake's analysis measures: the pods of the
+// active replica set, rolling out, against the pods still on an older
+// template, the baseline of a metric that has one.
+func (r *ExtendedDaemonSetReconciler) bakeTarget(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) func() (analysis.Target, error) {
+	return func() (analysis.Target, error) {
+		pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
+		if err != nil {
+			return analysis.Target{}, err
+		}
+		active := eds.Status.ActiveReplicaSet
+		t := analysis.Target{Namespace: eds.Namespace, Name: eds.Name, CanaryReplicaSet: active}
+		older := map[string]int{}
+		for _, pod := range pods {
+			if pod.DeletionTimestamp != nil {
+				continue
+			}
+			if rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; rs != active {
+				t.StablePods = append(t.StablePods, pod.Name)
+				older[rs]++
+				continue
+			}
+			t.CanaryPods = append(t.CanaryPods, pod.Name)
+			if node := placement.TargetNode(pod); node != "" {
+				t.CanaryNodes = append(t.CanaryNodes, node)
+			}
+		}
+		// The baseline's replica set is the older one most pods still run.
+		for rs, n := range older {
+			if n > older[t.StableReplicaSet] || n == older[t.StableReplicaSet] && cmp.Less(rs, t.StableReplicaSet) {
+				t.StableReplicaSet = rs
+			}
+		}
+		slices.Sort(t.CanaryPods)
+		slices.Sort(t.StablePods)
+		slices.Sort(t.CanaryNodes)
+		return t, nil
+	}
+}
+
+// bakeTime is spec.strategy.rollingUpdate.topology.domainBakeTime, zero
+// without one.
+func bakeTime(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
+	if t := eds.Spec.Strategy.RollingUpdate.Topology; t != nil && t.DomainBakeTime != nil {
+		return t.DomainBakeTime.Duration
+	}
+	return 0
+}
+
+// bakeJudging reports whether a bake's analysis may be measuring: its
+// schedule lives in the status, which a reconcile must then read as last
+// written.
+func bakeJudging(eds *v1alpha1.ExtendedDaemonSet) bool {
+	b := eds.Status.Bake
+	return b != nil && !bake.Failed(b) && !bake.Passed(b, b.Domain)
+}
+
+// bakeProgress is where an ExtendedDaemonSet stands once a bake's analysis
+// halted its rollout, or while a domain bakes; p, the active replica
+// set's, otherwise.
+func bakeProgress(eds *v1alpha1.ExtendedDaemonSet, p progress, now time.Time) progress {
+	b := eds.Status.Bake
+	if bake.Failed(b) && b.ReplicaSet == eds.Status.ActiveReplicaSet {
+		return progress{phase: stalled, reason: v1alpha1.ReasonDomainBakeFailed, message: analysis.Truncate(bake.FailedMessage(b), maxConditionMessage)}
+	}
+	if p.phase != progressing || p.reason != v1alpha1.ReasonDomainBaking {
+		return p
+	}
+	if msg, _ := bake.Message(eds.Status.Domains, b, bakeTime(eds), now); msg != "" {
+		p.message = msg
+	}
+	return p
+}
+
+// bakeAnalysisCondition is the Analysis condition of the bake being
+// judged, or that halted the rollout; nil otherwise.
+func bakeAnalysisCondition(eds *v1alpha1.ExtendedDaemonSet) *metav1.Condition {
+	b := eds.Status.Bake
+	if b == nil || b.Analysis == nil || b.ReplicaSet != eds.Status.ActiveReplicaSet || bake.Passed(b, b.Domain) {
+		return nil
+	}
+	c := analysisCondition(b.Analysis)
+	c.Message = analysis.Truncate("bake of domain "+b.Domain+": "+c.Message, maxConditionMessage)
+	return c
+}
