@@ -28,13 +28,7 @@ func TestBakeAnalysisZoneByZone(t *testing.T) {
 	s := newScenario(t)
 	metrics := s.startMetrics()
 	const group = "bake"
-	nodes := groupNodeNames(group, len(topologyZones)*nodesPerZone)
-	s.addNodeGroup(group, nodes...)
-	zoneOf := map[string]string{}
-	for i, name := range nodes {
-		zoneOf[name] = topologyZones[i%len(topologyZones)]
-		s.updateNode(name, func(n *corev1.Node) { n.Labels[corev1.LabelTopologyZone] = zoneOf[name] })
-	}
+	nodes, zoneOf := s.addZonedNodes(group)
 	// v3's bug shows only where zone-b's traffic reaches it.
 	metrics.setTraffic(func(pod *corev1.Pod) map[string]float64 {
 		if pod.Spec.Containers[0].Image == agentImage("v3") && zoneOf[placement.TargetNode(pod)] == "zone-b" {
@@ -57,12 +51,7 @@ func TestBakeAnalysisZoneByZone(t *testing.T) {
 	eds, _ = s.expectRolledOut(eds, "v1", nodes)
 
 	// A good version: every bake with work after it is judged Successful.
-	zones, err := watchZones(s, eds, zoneOf)
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
-	latest, _ := s.expectRolledOut(eds, "v2", nodes)
-	seen, err := zones.stop()
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	latest, _, seen := s.rollZones(eds, "v2", nodes, zoneOf)
 	s.g.Expect(seen.started).To(gomega.Equal(topologyZones), "order the zones started in")
 	s.g.Expect(seen.maxInProgress).To(gomega.Equal(1), "zones updating at once")
 	s.g.Expect(latest.Status.Bake).NotTo(gomega.BeNil())
@@ -82,7 +71,7 @@ func TestBakeAnalysisZoneByZone(t *testing.T) {
 
 	// A version bad in zone-b: its canary and zone-a's bake pass, zone-b's
 	// bake fails and the rollout halts there.
-	zones, err = watchZones(s, latest, zoneOf)
+	zones, err := watchZones(s, latest, zoneOf)
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v3") })
 	written := s.get(eds)

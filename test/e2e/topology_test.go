@@ -31,13 +31,7 @@ const nodesPerZone = 3
 func TestTopologySequentialZones(t *testing.T) {
 	s := newScenario(t)
 	const group = "topology"
-	nodes := groupNodeNames(group, len(topologyZones)*nodesPerZone)
-	s.addNodeGroup(group, nodes...)
-	zoneOf := map[string]string{}
-	for i, name := range nodes {
-		zoneOf[name] = topologyZones[i%len(topologyZones)]
-		s.updateNode(name, func(n *corev1.Node) { n.Labels[corev1.LabelTopologyZone] = zoneOf[name] })
-	}
+	nodes, zoneOf := s.addZonedNodes(group)
 	eds := agentEDS(s.ns, "agent", "v1")
 	eds.Spec.Template.Spec.NodeSelector = onGroup(group)
 	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(2 * nodesPerZone))
@@ -45,22 +39,46 @@ func TestTopologySequentialZones(t *testing.T) {
 	eds = s.create(eds)
 	eds, _ = s.expectRolledOut(eds, "v1", nodes)
 
-	zones, err := watchZones(s, eds, zoneOf)
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
-	_, active := s.expectRolledOut(eds, "v2", nodes)
-	seen, err := zones.stop()
+	_, active, seen := s.rollZones(eds, "v2", nodes, zoneOf)
 	s.g.Expect(active.Status.Domains).To(gomega.HaveLen(len(topologyZones)))
 	for i, d := range active.Status.Domains {
 		s.g.Expect(d).To(gomega.Equal(v1alpha1.DomainStatus{Name: topologyZones[i], State: v1alpha1.DomainDone, Desired: nodesPerZone, UpToDate: nodesPerZone}))
 	}
-	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	s.t.Logf("zones started in order %v; at most %d in progress at once, %d nodes of one zone and %d in all without an available agent",
 		seen.started, seen.maxInProgress, seen.maxZoneUnavailable, seen.maxUnavailable)
 	s.g.Expect(seen.started).To(gomega.Equal(topologyZones), "order the zones started in")
 	s.g.Expect(seen.maxInProgress).To(gomega.Equal(1), "zones updating at once")
 	s.g.Expect(seen.maxZoneUnavailable).To(gomega.Equal(1), "nodes of one zone without an available agent at once")
 	s.g.Expect(seen.maxUnavailable).To(gomega.BeNumerically("<=", 2*nodesPerZone), "nodes without an available agent at once")
+}
+
+// addZonedNodes adds the node group of a zone test, nodesPerZone nodes in
+// each of topologyZones, and returns them with their zones.
+func (s *scenario) addZonedNodes(group string) (nodes []string, zoneOf map[string]string) {
+	s.t.Helper()
+	nodes = groupNodeNames(group, len(topologyZones)*nodesPerZone)
+	s.addNodeGroup(group, nodes...)
+	zoneOf = map[string]string{}
+	for i, name := range nodes {
+		zoneOf[name] = topologyZones[i%len(topologyZones)]
+		s.updateNode(name, func(n *corev1.Node) { n.Labels[corev1.LabelTopologyZone] = zoneOf[name] })
+	}
+	return nodes, zoneOf
+}
+
+// rollZones changes eds to version and waits until it is rolled out to
+// nodes, watching its zones meanwhile; it returns the ExtendedDaemonSet and
+// its active replica set as last seen, and what the zone watcher saw.
+func (s *scenario) rollZones(eds *v1alpha1.ExtendedDaemonSet, version string, nodes []string, zoneOf map[string]string,
+) (*v1alpha1.ExtendedDaemonSet, *v1alpha1.ExtendedDaemonSetReplicaSet, zoneCounts) {
+	s.t.Helper()
+	zones, err := watchZones(s, eds, zoneOf)
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, version) })
+	latest, active := s.expectRolledOut(eds, version, nodes)
+	seen, err := zones.stop()
+	s.g.Expect(err).NotTo(gomega.HaveOccurred())
+	return latest, active, seen
 }
 
 // zoneWatcher follows the pods of an ExtendedDaemonSet through a watch, as

@@ -27,6 +27,7 @@ func writeReport(out io.Writer, s *snapshot, terminal bool) error {
 	r.canary()
 	r.canarySteps()
 	r.analysis()
+	r.bakeAnalysis()
 	r.conditions()
 	r.events()
 	if err := w.Flush(); err != nil {
@@ -153,9 +154,14 @@ func (r *report) analysis() {
 	if c == nil || c.Analysis == nil {
 		return
 	}
-	a := c.Analysis
+	r.analysisTable("Analysis", c.Analysis)
+}
+
+// analysisTable shows the analysis a under title: its phase and message,
+// then each metric's.
+func (r *report) analysisTable(title string, a *v1alpha1.AnalysisStatus) {
 	// A section title, outside the columns of the tables around it.
-	header := "Analysis: " + orNone(string(a.Phase))
+	header := title + ": " + orNone(string(a.Phase))
 	if a.Message != "" {
 		header += ": " + oneLine(a.Message)
 	}

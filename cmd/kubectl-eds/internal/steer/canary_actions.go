@@ -99,13 +99,18 @@ func failCanary(t *target) (change, error) {
 
 // retryCanary changes the retry token, and clears a canary-failed naming
 // the canary: the controller would otherwise fail the retried canary again
-// at once.
+// at once. Without a canary, it retries a domain bake whose analysis halted
+// the rollout.
 func retryCanary(t *target) (change, error) {
 	if err := observed(t); err != nil {
 		return change{}, err
 	}
 	c := t.eds.Status.Canary
 	switch {
+	case c == nil && failedBake(t.eds) != nil:
+		b := failedBake(t.eds)
+		return change{annotations: map[string]*string{v1alpha1.CanaryRetryAnnotation: ptr(time.Now().UTC().Format(time.RFC3339Nano))},
+			message: fmt.Sprintf("bake of domain %s of %s retried: its analysis judges it again", b.Domain, t)}, nil
 	case c == nil:
 		return change{}, fmt.Errorf("no canary of %s has failed: there is nothing to retry; %s shows where the rollout is", t, t.command("status"))
 	case !c.Failed:
@@ -134,4 +139,18 @@ func endPause(t *target, set map[string]*string) string {
 	}
 	set[v1alpha1.CanaryPausedAnnotation] = nil
 	return fmt.Sprintf(" (%s is removed with it, or it would pause the next canary)", v1alpha1.CanaryPausedAnnotation)
+}
+
+// failedBake is the bake whose analysis halted the active replica set's
+// rollout, nil when none did.
+func failedBake(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.DomainBakeStatus {
+	b := eds.Status.Bake
+	if b == nil || b.Analysis == nil || b.ReplicaSet != eds.Status.ActiveReplicaSet {
+		return nil
+	}
+	switch b.Analysis.Phase {
+	case v1alpha1.AnalysisFailed, v1alpha1.AnalysisError, v1alpha1.AnalysisInconclusive:
+		return b
+	}
+	return nil
 }
