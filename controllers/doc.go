@@ -11,7 +11,10 @@
 // other error shows as ReconcileFailed and is retried. Events and metrics
 // are told once the status patch succeeded, so a retried reconcile tells
 // nothing twice. The condition contract that Flux and Argo CD read lives in
-// conditions.go.
+// conditions.go. With a canary analysis and a zone rollout that bakes, it
+// also judges each domain's bake with the same analysis (bake.Step decides,
+// the measuring code is the canary's) and records in status.bake the last
+// domain whose bake passed, which the active replica set's planner reads.
 //
 // The replica set reconciler runs the pods of one replica set with
 // rollout.Compute. The canary and the active replica set spend one budget:
@@ -32,10 +35,11 @@ package controllers
 // through the cache (list, watch) except the few noted; leader election has
 // its own namespaced Role (config/rbac/leader_election_role.yaml).
 //
-// ExtendedDaemonSets are also read around the cache while a canary may run,
-// and so is an active replica set missing from the cache; replica sets are
-// created and pruned, never changed; statuses are merge-patched. Owner
-// references that block deletion need update on the owners' finalizers.
+// ExtendedDaemonSets are also read around the cache while a canary may run
+// or a bake is judged, and so is an active replica set missing from the
+// cache; replica sets are created and pruned, never changed; statuses are
+// merge-patched. Owner references that block deletion need update on the
+// owners' finalizers.
 // +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsetreplicasets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups=extendeddaemonset.io,resources=extendeddaemonsetsettings,verbs=list;watch
