@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
@@ -59,43 +60,48 @@ func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha
 	return measured, soonest(requeue, untilMessage)
 }
 
-// bakeTarget observes what a bake's analysis measures: the pods of the
-// active replica set, rolling out, against the pods still on an older
-// template, the baseline of a metric that has one.
+// bakeTarget observes what a bake's analysis measures (bakeTargetOf).
 func (r *ExtendedDaemonSetReconciler) bakeTarget(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) func() (analysis.Target, error) {
 	return func() (analysis.Target, error) {
 		pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
 		if err != nil {
 			return analysis.Target{}, err
 		}
-		active := eds.Status.ActiveReplicaSet
-		t := analysis.Target{Namespace: eds.Namespace, Name: eds.Name, CanaryReplicaSet: active}
-		older := map[string]int{}
-		for _, pod := range pods {
-			if pod.DeletionTimestamp != nil {
-				continue
-			}
-			if rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; rs != active {
-				t.StablePods = append(t.StablePods, pod.Name)
-				older[rs]++
-				continue
-			}
-			t.CanaryPods = append(t.CanaryPods, pod.Name)
-			if node := placement.TargetNode(pod); node != "" {
-				t.CanaryNodes = append(t.CanaryNodes, node)
-			}
-		}
-		// The baseline's replica set is the older one most pods still run.
-		for rs, n := range older {
-			if n > older[t.StableReplicaSet] || n == older[t.StableReplicaSet] && cmp.Less(rs, t.StableReplicaSet) {
-				t.StableReplicaSet = rs
-			}
-		}
-		slices.Sort(t.CanaryPods)
-		slices.Sort(t.StablePods)
-		slices.Sort(t.CanaryNodes)
-		return t, nil
+		return bakeTargetOf(eds, pods), nil
 	}
+}
+
+// bakeTargetOf is what a bake's analysis measures: the live pods of the
+// active replica set, rolling out, and their nodes, against the live pods
+// still on an older template, the baseline of a metric that has one, whose
+// replica set is the older one most of them belong to.
+func bakeTargetOf(eds *v1alpha1.ExtendedDaemonSet, pods []*corev1.Pod) analysis.Target {
+	active := eds.Status.ActiveReplicaSet
+	t := analysis.Target{Namespace: eds.Namespace, Name: eds.Name, CanaryReplicaSet: active}
+	older := map[string]int{}
+	for _, pod := range pods {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		if rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; rs != active {
+			t.StablePods = append(t.StablePods, pod.Name)
+			older[rs]++
+			continue
+		}
+		t.CanaryPods = append(t.CanaryPods, pod.Name)
+		if node := placement.TargetNode(pod); node != "" {
+			t.CanaryNodes = append(t.CanaryNodes, node)
+		}
+	}
+	for rs, n := range older {
+		if n > older[t.StableReplicaSet] || n == older[t.StableReplicaSet] && cmp.Less(rs, t.StableReplicaSet) {
+			t.StableReplicaSet = rs
+		}
+	}
+	slices.Sort(t.CanaryPods)
+	slices.Sort(t.StablePods)
+	slices.Sort(t.CanaryNodes)
+	return t
 }
 
 // bakeTime is spec.strategy.rollingUpdate.topology.domainBakeTime, zero
