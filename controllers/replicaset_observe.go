@@ -51,6 +51,10 @@ type observation struct {
 	// topologyKey is the node label of the rollout's domains, empty
 	// without a topology.
 	topologyKey string
+	// failedCanary is, for the active replica set, the failed canary whose
+	// pods it takes back: they return their nodes to its template, so no
+	// domain's turn nor bake holds them there.
+	failedCanary string
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -73,6 +77,9 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 
 		unresponsive: map[string]bool{},
 		topologyKey:  topologyKey(eds),
+	}
+	if c := eds.Status.Canary; c != nil && c.Failed && obs.role == v1alpha1.ReplicaSetActive {
+		obs.failedCanary = c.ReplicaSet
 	}
 	responsible := responsibleFor(eds, obs.role)
 	obs.nodes = make(map[string]*corev1.Node, len(nodes))
@@ -225,7 +232,9 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 		default:
 			continue
 		}
-		o.input.Pods[node] = append(o.input.Pods[node], rolloutPod(pod, node, mine))
+		p := rolloutPod(pod, node, mine)
+		p.Returning = o.failedCanary != "" && pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == o.failedCanary
+		o.input.Pods[node] = append(o.input.Pods[node], p)
 		o.pods[pod.Name] = pod
 	}
 }

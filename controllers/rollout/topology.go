@@ -207,15 +207,15 @@ func (ds *domains) counts(t *Topology, now time.Time) []DomainCounts {
 }
 
 // pick chooses, among old pods whose replacement spends the domains'
-// budgets, those to replace now: only pods of open domains, within each
-// domain's room and within allowed in all, taking from the domains in
-// turn so that parallel domains progress together.
+// budgets, those to replace now: only pods of open domains, or returning
+// ones, within each domain's room and within allowed in all, taking from
+// the domains in turn so that parallel domains progress together.
 func (ds *domains) pick(pods []Pod, allowed int) []Pod {
 	for _, d := range ds.ordered {
 		d.candidates = d.candidates[:0]
 	}
 	for _, pod := range pods {
-		if d := ds.ofNode[pod.Node]; d.open {
+		if d := ds.ofNode[pod.Node]; d.open || pod.Returning {
 			d.candidates = append(d.candidates, pod)
 		}
 	}
@@ -238,10 +238,11 @@ func (ds *domains) pick(pods []Pod, allowed int) []Pod {
 	return out
 }
 
-// inOpen keeps the pods of open domains: replacing them spends no domain
-// budget (an unavailable old pod, a surge), but must wait for its turn.
+// inOpen keeps the pods of open domains, and returning ones: replacing
+// them spends no domain budget (an unavailable old pod, a surge), but must
+// wait for its turn.
 func (ds *domains) inOpen(pods []Pod) []Pod {
-	return slices.DeleteFunc(slices.Clone(pods), func(pod Pod) bool { return !ds.ofNode[pod.Node].open })
+	return slices.DeleteFunc(slices.Clone(pods), func(pod Pod) bool { return !ds.ofNode[pod.Node].open && !pod.Returning })
 }
 
 // spentByDomain is the unavailable nodes per domain, as another replica set sees

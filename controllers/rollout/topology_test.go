@@ -122,6 +122,21 @@ func TestTopologyPlan(t *testing.T) {
 			delete: []Deletion{replaced("old-a1", "a1")},
 		},
 		{
+			// A failed canary's nodes go back to the template the rollout
+			// came from: no turn, no bake, only the budgets.
+			name: "sequential: a failed canary's pod in a later domain goes back at once, within its domain's budget",
+			in: twoZones(zoned1(true, 2*time.Hour), newPod("new-a1", "a1"), newPod("new-a2", "a2"),
+				returningPod("canary-b1", "b1"), returningPod("canary-x1", "x1"), newPod("new-b2", "b2")),
+			delete:  []Deletion{replaced("canary-b1", "b1"), replaced("canary-x1", "x1")},
+			requeue: time.Hour,
+		},
+		{
+			name: "sequential: a failed canary's pods in the domain whose turn it is and a later one",
+			in: twoZones(zoned1(true, 0), returningPod("canary-a1", "a1"), newPod("new-a2", "a2"),
+				returningPod("canary-b1", "b1"), newPod("new-b2", "b2"), newPod("new-x1", "x1")),
+			delete: []Deletion{replaced("canary-a1", "a1"), replaced("canary-b1", "b1")},
+		},
+		{
 			name:   "sequential: the nodes without the key come last",
 			in:     twoZones(zoned1(true, 0), newPod("new-a1", "a1"), newPod("new-a2", "a2"), newPod("new-b1", "b1"), newPod("new-b2", "b2")),
 			delete: []Deletion{replaced("old-x1", "x1")},
@@ -178,4 +193,11 @@ func TestTopologyElsewhereSpendsTheDomainBudget(t *testing.T) {
 		in:     in,
 		delete: []Deletion{replaced("old-b1", "b1"), replaced("old-x1", "x1")},
 	}})
+}
+
+// returningPod is an available pod of a failed canary on node.
+func returningPod(name, node string) Pod {
+	p := oldPod(name, node)
+	p.Returning = true
+	return p
 }

@@ -5,9 +5,11 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
@@ -213,4 +215,33 @@ func (w *zoneWatcher) stop() (zoneCounts, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.seen, w.err
+}
+
+// A failed canary's nodes go back to the stable version at once, whatever
+// the zones' order and bake: restoring the known-good template is not a
+// rollout of a new one. With an hour of bake, a zone-by-zone return would
+// leave the failed version on the later zones for an hour or more.
+func TestFailedCanaryReturnsEveryZoneWithoutWaitingForBakes(t *testing.T) {
+	s := newScenario(t)
+	const group = "failzones"
+	nodes, _ := s.addZonedNodes(group)
+	eds := agentEDS(s.ns, "agent", "v1")
+	eds.Spec.Template.Spec.NodeSelector = onGroup(group)
+	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(int32(len(topologyZones))))
+	eds.Spec.Strategy.RollingUpdate.Topology = &v1alpha1.RollingUpdateTopology{
+		Key: corev1.LabelTopologyZone, DomainBakeTime: &metav1.Duration{Duration: time.Hour},
+	}
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Replicas: ptr.To(intstr.FromInt32(int32(len(topologyZones)))), Duration: &metav1.Duration{Duration: time.Hour},
+	}
+	eds = s.create(eds)
+	eds, _ = s.expectRolledOut(eds, "v1", nodes)
+
+	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { setVersion(e, "v2") })
+	canary := s.expectCanary(eds, canaryRunning, "").Status.Canary
+	s.g.Expect(canary.Nodes).To(gomega.HaveLen(len(topologyZones)), "one canary node per zone")
+	s.expectVersions(eds, nodes, "v1", canary.Nodes, "v2")
+
+	s.update(eds, func(e *v1alpha1.ExtendedDaemonSet) { annotate(e, v1alpha1.CanaryFailedAnnotation, canary.ReplicaSet) })
+	s.expectVersions(eds, nodes, "v1", nil, "")
 }
