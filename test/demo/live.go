@@ -50,7 +50,7 @@ var nextSteps = template.Must(template.New("next").Parse(`
 ExtendedDaemonSet demo ready: {{.Nodes}} fake nodes in {{.Zones}}, the controller
 (log: {{.ManagerLog}}), and Prometheus at {{.Prometheus}}
 judging the demo agent. v1 runs on every node; v2 is a canary on 2 nodes,
-judged for 30s, then promoted zone by zone.
+judged for 30s, then promoted zone by zone (zone-a judged for 15s first).
 
 In another terminal:
 

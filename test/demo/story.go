@@ -99,7 +99,7 @@ func (s *story) play(ctx context.Context) error {
 	}
 
 	good := version{Number: current + 1}
-	s.title(fmt.Sprintf("v%d, a healthy version: a canary on 2 nodes, one per zone, judged by Prometheus for 30s, then promoted zone by zone", good.Number))
+	s.title(fmt.Sprintf("v%d, a healthy version: a canary on 2 nodes, one per zone, judged by Prometheus for 30s, then promoted zone by zone, zone-a judged again for 15s before zone-b", good.Number))
 	if err := s.apply(ctx, good); err != nil {
 		return err
 	}
