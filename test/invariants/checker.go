@@ -412,17 +412,25 @@ func budgets(eds *v1alpha1.ExtendedDaemonSet, desired int) (maxUnavailable, maxS
 func (c *Checker) checkBudget(s *setState, node string, now time.Time) {
 	c.checkDomainBudget(s, node, now)
 	maxUnavailable, _ := budgets(s.eds, len(s.desired))
+	c.suspectBeyond(s, node, now, maxUnavailable, "")
+}
+
+// suspectBeyond holds as a suspect the outages of s counted against a
+// budget when the rollout takes node down at now, among the nodes of
+// domain (every node when empty), if they exceed budget.
+func (c *Checker) suspectBeyond(s *setState, node string, now time.Time, budget int, domain string) {
+	key := topologyKey(s.eds)
 	nodes := []string{node}
 	for n, o := range s.outages {
-		if n != node && (o.byRollout || o.since.Before(now.Add(-c.reactionTime()))) {
+		if n != node && (domain == "" || c.domainOf(n, key) == domain) && (o.byRollout || o.since.Before(now.Add(-c.reactionTime()))) {
 			nodes = append(nodes, n)
 		}
 	}
-	if len(nodes) <= maxUnavailable {
+	if len(nodes) <= budget {
 		return
 	}
 	sort.Strings(nodes)
-	c.suspects = append(c.suspects, suspect{eds: s.eds.Name, at: now, nodes: nodes, budget: maxUnavailable})
+	c.suspects = append(c.suspects, suspect{eds: s.eds.Name, at: now, nodes: nodes, budget: budget, domain: domain})
 }
 
 // settleSuspect confirms a suspected breach unless, with what the other
@@ -437,12 +445,7 @@ func (c *Checker) settleSuspect(sus suspect) {
 		c.settleDomainSuspect(s, sus)
 		return
 	}
-	var still []string
-	for _, n := range sus.nodes {
-		if s.desired[n] {
-			still = append(still, n)
-		}
-	}
+	still := c.stillOut(s, sus)
 	maxUnavailable, _ := budgets(s.eds, len(s.desired))
 	budget := max(sus.budget, maxUnavailable)
 	if len(still) <= budget {
@@ -450,6 +453,20 @@ func (c *Checker) settleSuspect(sus suspect) {
 	}
 	c.violate(sus.at, Unavailable, "eds %s: %d nodes without an available agent (%s), maxUnavailable allows %d of %d",
 		sus.eds, len(still), strings.Join(still, ", "), budget, len(s.desired))
+}
+
+// stillOut is the suspect's nodes that are still desired and, for a
+// domain's suspect, still in that domain, with what the other watches
+// said since.
+func (c *Checker) stillOut(s *setState, sus suspect) []string {
+	key := topologyKey(s.eds)
+	var still []string
+	for _, n := range sus.nodes {
+		if s.desired[n] && (sus.domain == "" || c.domainOf(n, key) == sus.domain) {
+			still = append(still, n)
+		}
+	}
+	return still
 }
 
 // checkPerNode enforces one pod per node outside a surge, and the surge

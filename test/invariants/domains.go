@@ -1,23 +1,19 @@
 package invariants
 
 import (
-	"sort"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
 // DomainUnavailable: more nodes of one topology domain without an
 // available agent than maxUnavailablePerDomain allows, with at least one of
 // them taken down by the rollout.
 const DomainUnavailable Rule = "DomainUnavailable"
-
-// noDomain names the nodes without the topology key, as the controller
-// does.
-const noDomain = "(none)"
 
 // topologyKey is the label a zone-by-zone rolling update goes by, empty
 // without one.
@@ -34,7 +30,7 @@ func (c *Checker) domainOf(node, key string) string {
 			return v
 		}
 	}
-	return noDomain
+	return rollout.NoDomain
 }
 
 // domainBudget resolves maxUnavailablePerDomain as the controller does:
@@ -64,18 +60,8 @@ func (c *Checker) checkDomainBudget(s *setState, node string, now time.Time) {
 		return
 	}
 	domain := c.domainOf(node, key)
-	nodes := []string{node}
-	for n, o := range s.outages {
-		if n != node && c.domainOf(n, key) == domain && (o.byRollout || o.since.Before(now.Add(-c.reactionTime()))) {
-			nodes = append(nodes, n)
-		}
-	}
 	budget, _ := c.domainBudget(s, key, domain)
-	if len(nodes) <= budget {
-		return
-	}
-	sort.Strings(nodes)
-	c.suspects = append(c.suspects, suspect{eds: s.eds.Name, at: now, nodes: nodes, budget: budget, domain: domain})
+	c.suspectBeyond(s, node, now, budget, domain)
 }
 
 // settleDomainSuspect confirms a suspected breach of a domain's budget
@@ -86,12 +72,7 @@ func (c *Checker) settleDomainSuspect(s *setState, sus suspect) {
 	if key == "" {
 		return
 	}
-	var still []string
-	for _, n := range sus.nodes {
-		if s.desired[n] && c.domainOf(n, key) == sus.domain {
-			still = append(still, n)
-		}
-	}
+	still := c.stillOut(s, sus)
 	budget, desired := c.domainBudget(s, key, sus.domain)
 	budget = max(sus.budget, budget)
 	if len(still) <= budget {
