@@ -59,7 +59,7 @@ func (a *agentTraffic) apply(pods []corev1.Pod, known map[string]bool) map[strin
 		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			continue
 		}
-		errorRate := podErrorRate(pod)
+		errorRate := errorRateOf(pod.Spec.Containers)
 		a.app.SetRate(pod.Namespace, pod.Name, "200", requestsPerSecond*(1-errorRate))
 		a.app.SetRate(pod.Namespace, pod.Name, "500", requestsPerSecond*errorRate)
 		now[pod.Name] = true
@@ -72,10 +72,10 @@ func (a *agentTraffic) apply(pods []corev1.Pod, known map[string]bool) map[strin
 	return now
 }
 
-// podErrorRate reads ERROR_RATE from the pod's first container that sets
-// it, as a share in [0, 1]; anything else counts as 0.
-func podErrorRate(pod *corev1.Pod) float64 {
-	for _, c := range pod.Spec.Containers {
+// errorRateOf reads ERROR_RATE from the first of containers that sets it,
+// as a share in [0, 1]; anything else counts as 0.
+func errorRateOf(containers []corev1.Container) float64 {
+	for _, c := range containers {
 		for _, env := range c.Env {
 			if env.Name != errorRateEnv {
 				continue

@@ -75,22 +75,30 @@ for the whole story. Ctrl-C stops everything.
 // waitRolledOut waits until the demo is Ready at its latest generation,
 // with no canary.
 func waitRolledOut(ctx context.Context, c client.Client, timeout time.Duration) error {
+	return waitForDemo(ctx, c, "the demo to roll out", timeout, func(eds *v1alpha1.ExtendedDaemonSet) bool {
+		ready := apimeta.FindStatusCondition(eds.Status.Conditions, v1alpha1.ReadyCondition)
+		return eds.Status.ObservedGeneration == eds.Generation && eds.Status.Canary == nil &&
+			ready != nil && ready.Status == metav1.ConditionTrue
+	})
+}
+
+// waitForDemo waits until done holds for the demo ExtendedDaemonSet; on
+// timeout it says what the demo's Ready condition said last.
+func waitForDemo(ctx context.Context, c client.Client, what string, timeout time.Duration, done func(*v1alpha1.ExtendedDaemonSet) bool) error {
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		eds := &v1alpha1.ExtendedDaemonSet{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: demoName}, eds); err != nil {
 			last = err.Error()
-			return false, nil
+			return false, nil //nolint:nilerr // a transient read error; the timeout tells a lasting one
 		}
-		ready := apimeta.FindStatusCondition(eds.Status.Conditions, v1alpha1.ReadyCondition)
-		if ready != nil {
+		if ready := apimeta.FindStatusCondition(eds.Status.Conditions, v1alpha1.ReadyCondition); ready != nil {
 			last = ready.Reason + ": " + ready.Message
 		}
-		return eds.Status.ObservedGeneration == eds.Generation && eds.Status.Canary == nil &&
-			ready != nil && ready.Status == metav1.ConditionTrue, nil
+		return done(eds), nil
 	})
 	if err != nil {
-		return fmt.Errorf("the demo did not roll out within %v (last seen: %s): %w", timeout, last, err)
+		return fmt.Errorf("waiting for %s (last seen: %s): %w", what, last, err)
 	}
 	return nil
 }

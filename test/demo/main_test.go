@@ -201,7 +201,7 @@ func TestManifestCarriesVersionAndErrorRate(t *testing.T) {
 		if want := fmt.Sprintf("demo-agent:v%d", v.Number); agent.Image != want {
 			t.Errorf("image %s, want %s", agent.Image, want)
 		}
-		if got := errorRateOf(agent); got != v.ErrorRate {
+		if got := errorRateOf(eds.Spec.Template.Spec.Containers); got != v.ErrorRate {
 			t.Errorf("v%d: error rate %v, want %v", v.Number, got, v.ErrorRate)
 		}
 		if got := eds.Spec.Strategy.Canary.Analysis.Provider.Prometheus.Address; got != "http://127.0.0.1:9090" {
@@ -212,10 +212,10 @@ func TestManifestCarriesVersionAndErrorRate(t *testing.T) {
 
 func TestPodErrorRateIgnoresWhatIsNotAShare(t *testing.T) {
 	for value, want := range map[string]float64{"0.3": 0.3, "1": 1, "": 0, "NaN": 0, "-0.1": 0, "2": 0, "lots": 0} {
-		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		containers := []corev1.Container{
 			{Name: "sidecar"}, {Name: "agent", Env: []corev1.EnvVar{{Name: errorRateEnv, Value: value}}},
-		}}}
-		if got := podErrorRate(pod); got != want {
+		}
+		if got := errorRateOf(containers); got != want {
 			t.Errorf("ERROR_RATE=%q: %v, want %v", value, got, want)
 		}
 	}

@@ -10,11 +10,9 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -253,17 +251,7 @@ func (s *story) waitRetried(ctx context.Context) error {
 }
 
 func (s *story) waitFor(ctx context.Context, what string, done func(*v1alpha1.ExtendedDaemonSet) bool) error {
-	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, stepTimeout, true, func(ctx context.Context) (bool, error) {
-		eds := &v1alpha1.ExtendedDaemonSet{}
-		if err := s.c.Get(ctx, client.ObjectKey{Namespace: demoNamespace, Name: demoName}, eds); err != nil {
-			return false, nil //nolint:nilerr // a transient read error; the timeout tells a lasting one
-		}
-		return done(eds), nil
-	})
-	if err != nil {
-		return fmt.Errorf("waiting for %s: %w", what, err)
-	}
-	return nil
+	return waitForDemo(ctx, s.c, what, stepTimeout, done)
 }
 
 // measured counts the canary analysis' measurements that got a number from
@@ -293,8 +281,8 @@ func (s *story) checkFailedAsWritten(ctx context.Context, bad version) error {
 	}
 	agent := eds.Spec.Template.Spec.Containers[0]
 	wantImage := fmt.Sprintf("demo-agent:v%d", bad.Number)
-	if agent.Image != wantImage || errorRateOf(agent) != bad.ErrorRate {
-		return fmt.Errorf("the spec was changed: image %s, ERROR_RATE %v; git wrote %s, %v", agent.Image, errorRateOf(agent), wantImage, bad.ErrorRate)
+	if errorRate := errorRateOf(eds.Spec.Template.Spec.Containers); agent.Image != wantImage || errorRate != bad.ErrorRate {
+		return fmt.Errorf("the spec was changed: image %s, ERROR_RATE %v; git wrote %s, %v", agent.Image, errorRate, wantImage, bad.ErrorRate)
 	}
 	fmt.Printf("\nThe spec is as git wrote it: image %s, ERROR_RATE=%v (generation %d); nothing but the status changed.\n",
 		agent.Image, bad.ErrorRate, eds.Generation)
@@ -312,8 +300,4 @@ func (s *story) checkFailedAsWritten(ctx context.Context, bad version) error {
 		return fmt.Errorf("kstatus says %s, the story expected %s", result.Status, status.FailedStatus)
 	}
 	return nil
-}
-
-func errorRateOf(c corev1.Container) float64 {
-	return podErrorRate(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{c}}})
 }
