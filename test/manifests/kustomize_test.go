@@ -1,9 +1,7 @@
 package manifests
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -44,10 +42,7 @@ func TestDefaultKustomizationRendersAndApplies(t *testing.T) {
 		}
 	}
 
-	// Namespaces first, as kubectl orders an apply.
-	slices.SortStableFunc(objs, func(a, b *unstructured.Unstructured) int {
-		return cmp.Compare(kindRank(a), kindRank(b))
-	})
+	// render orders namespaces first, as kubectl orders an apply.
 	ctx := context.Background()
 	for _, obj := range objs {
 		// Server-side apply with force, as `kubectl apply --server-side` does,
@@ -56,11 +51,4 @@ func TestDefaultKustomizationRendersAndApplies(t *testing.T) {
 			t.Errorf("applying %s %s: %v", obj.GetKind(), obj.GetName(), err)
 		}
 	}
-}
-
-func kindRank(obj *unstructured.Unstructured) int {
-	if obj.GetKind() == "Namespace" {
-		return 0
-	}
-	return 1
 }
