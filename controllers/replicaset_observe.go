@@ -51,10 +51,10 @@ type observation struct {
 	// topologyKey is the node label of the rollout's domains, empty
 	// without a topology.
 	topologyKey string
-	// failedCanary is, for the active replica set, the failed canary whose
-	// pods it takes back: they return their nodes to its template, so no
-	// domain's turn nor bake holds them there.
-	failedCanary string
+	// returning, for the active replica set, picks the pods of other
+	// replica sets it takes back rather than rolls forward (returnsAtOnce);
+	// nil for the other roles.
+	returning func(*corev1.Pod) bool
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
@@ -78,9 +78,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		unresponsive: map[string]bool{},
 		topologyKey:  topologyKey(eds),
 	}
-	if c := eds.Status.Canary; c != nil && c.Failed && obs.role == v1alpha1.ReplicaSetActive {
-		obs.failedCanary = c.ReplicaSet
-	}
+	obs.returning = returnsAtOnce(eds, ers)
 	responsible := responsibleFor(eds, obs.role)
 	obs.nodes = make(map[string]*corev1.Node, len(nodes))
 	for _, node := range nodes {
@@ -233,7 +231,7 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 			continue
 		}
 		p := rolloutPod(pod, node, mine)
-		p.Returning = o.failedCanary != "" && pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == o.failedCanary
+		p.Returning = o.returning != nil && o.returning(pod)
 		o.input.Pods[node] = append(o.input.Pods[node], p)
 		o.pods[pod.Name] = pod
 	}

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
@@ -43,5 +45,19 @@ func responsibleFor(eds *v1alpha1.ExtendedDaemonSet, role v1alpha1.ReplicaSetRol
 		return func(node string) bool { return canary[node] }
 	default:
 		return func(string) bool { return false }
+	}
+}
+
+// returnsAtOnce picks, for the active replica set, the pods of other
+// replica sets it takes back rather than rolls forward: a failed canary's.
+// They return their nodes to the active template, so no domain's turn nor
+// bake holds them there. It is nil for the other roles.
+func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet) func(*corev1.Pod) bool {
+	c := eds.Status.Canary
+	if roleOf(eds, ers.Name) != v1alpha1.ReplicaSetActive || c == nil || !c.Failed {
+		return nil
+	}
+	return func(pod *corev1.Pod) bool {
+		return pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == c.ReplicaSet
 	}
 }
