@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -49,15 +51,37 @@ func responsibleFor(eds *v1alpha1.ExtendedDaemonSet, role v1alpha1.ReplicaSetRol
 }
 
 // returnsAtOnce picks, for the active replica set, the pods of other
-// replica sets it takes back rather than rolls forward: a failed canary's.
-// They return their nodes to the active template, so no domain's turn nor
-// bake holds them there. It is nil for the other roles.
+// replica sets it takes back rather than rolls forward: they return their
+// nodes to the active template, which runs around them already, so no
+// domain's turn nor bake holds them there (the budgets still do). Those
+// are a failed canary's pods, and every pod of ours created since the
+// replica set became active: from then on only a canary creates pods of
+// another template, so such a pod on a node the active replica set takes
+// care of is of a canary that let the node go (reverted in git, replaced
+// by a third template, or no longer holding that node). The pods of the
+// replica set it rolls out over are older, and wait for their domain's
+// turn. It is nil for the other roles.
 func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet) func(*corev1.Pod) bool {
-	c := eds.Status.Canary
-	if roleOf(eds, ers.Name) != v1alpha1.ReplicaSetActive || c == nil || !c.Failed {
+	if roleOf(eds, ers.Name) != v1alpha1.ReplicaSetActive {
 		return nil
 	}
+	failed := ""
+	if c := eds.Status.Canary; c != nil && c.Failed {
+		failed = c.ReplicaSet
+	}
+	var since time.Time
+	if ers.Status.ActiveSince != nil {
+		since = ers.Status.ActiveSince.Time
+	}
 	return func(pod *corev1.Pod) bool {
-		return pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == c.ReplicaSet
+		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
+		case rs == "" || rs == ers.Name:
+			// A pod of the DaemonSet handed over, or its own.
+			return false
+		case rs == failed:
+			return true
+		default:
+			return !since.IsZero() && pod.CreationTimestamp.After(since)
+		}
 	}
 }

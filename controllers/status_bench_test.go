@@ -182,6 +182,8 @@ func benchCanary(n int) *benchCluster {
 func (c *benchCluster) newObservation(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, func(string) bool) {
 	obs := &observation{
 		role:         roleOf(c.eds, ers.Name),
+		returning:    returnsAtOnce(c.eds, ers),
+		topologyKey:  topologyKey(c.eds),
 		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: benchNow},
 		pods:         map[string]*corev1.Pod{},
 		unresponsive: map[string]bool{},

@@ -137,6 +137,15 @@ func TestTopologyPlan(t *testing.T) {
 			delete: []Deletion{replaced("canary-a1", "a1"), replaced("canary-b1", "b1")},
 		},
 		{
+			// A canary reverted in git: its node goes back, the old pods
+			// the rollout replaces beside it wait for their domain's turn.
+			name: "sequential: a reverted canary's pod goes back at once, the old pods of its domain wait",
+			in: twoZones(zoned1(true, 2*time.Hour), newPod("new-a1", "a1"), newPod("new-a2", "a2"),
+				returningPod("canary-b1", "b1")),
+			delete:  []Deletion{replaced("canary-b1", "b1")},
+			requeue: time.Hour,
+		},
+		{
 			name:   "sequential: the nodes without the key come last",
 			in:     twoZones(zoned1(true, 0), newPod("new-a1", "a1"), newPod("new-a2", "a2"), newPod("new-b1", "b1"), newPod("new-b2", "b2")),
 			delete: []Deletion{replaced("old-x1", "x1")},
@@ -195,7 +204,8 @@ func TestTopologyElsewhereSpendsTheDomainBudget(t *testing.T) {
 	}})
 }
 
-// returningPod is an available pod of a failed canary on node.
+// returningPod is an available pod, on node, of a canary that let the node
+// go.
 func returningPod(name, node string) Pod {
 	p := oldPod(name, node)
 	p.Returning = true

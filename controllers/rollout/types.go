@@ -46,8 +46,9 @@ type Pod struct {
 	Terminating bool
 	// Unschedulable: the scheduler could not place the pod on its node.
 	Unschedulable bool
-	// Returning: an old pod of a failed canary. Replacing it returns its
-	// node to the template the rollout came from, so it waits for no
+	// Returning: an old pod of a canary that let its node go (failed,
+	// reverted, replaced by a third template). Replacing it returns its
+	// node to the template that runs around it, so it waits for no
 	// domain's turn nor bake; it still spends the budgets.
 	Returning bool
 	// InPlace: an old pod whose template differs from this replica set's
