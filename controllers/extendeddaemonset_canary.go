@@ -100,7 +100,6 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	note := &canaryNote{replicaSet: current}
 	var untilMeasured time.Duration
 	if c := in.Status; eds.Spec.Strategy.Canary.Analysis != nil && c != nil && c.ReplicaSet == current.Name && !c.Failed {
-		note.analysisBefore = c.Analysis
 		if readyAt := canary.ReadyAt(c, in.Ready, in.Now); readyAt != nil {
 			in.Analysis, note.measured, untilMeasured = r.analyze(ctx, eds, in, stablePods, readyAt.Time)
 		}

@@ -13,14 +13,12 @@ import (
 
 // canaryNote is what a canary step did that is worth telling once its
 // status is written: the transition, the canary as decided (also when
-// promoted, which drops it from the status), and the analysis before and
-// after with the measurements taken.
+// promoted, which drops it from the status), and the measurements taken.
 type canaryNote struct {
-	replicaSet     *v1alpha1.ExtendedDaemonSetReplicaSet
-	transition     string
-	canary         *v1alpha1.CanaryStatus
-	analysisBefore *v1alpha1.AnalysisStatus
-	measured       map[string]v1alpha1.Measurement
+	replicaSet *v1alpha1.ExtendedDaemonSetReplicaSet
+	transition string
+	canary     *v1alpha1.CanaryStatus
+	measured   map[string]v1alpha1.Measurement
 }
 
 // tellTransitions tells, as events and metrics, what changed between the
@@ -40,13 +38,26 @@ func (r *ExtendedDaemonSetReconciler) tellTransitions(before, after *v1alpha1.Ex
 		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, s.Reason, "Reconcile", "%s", s.Message)
 	}
 	if note != nil {
-		r.tellCanary(after, note, now)
+		r.tellCanary(after, analysisRead(before, note), note, now)
 	}
+}
+
+// analysisRead is the analysis of the noted canary in the status read,
+// nil when that status held another canary: a phase is told when it
+// differs from the one recorded, and only then, however many passes
+// write the status meanwhile (a failed canary's nodes going back write
+// it for every move of the counters).
+func analysisRead(before *v1alpha1.ExtendedDaemonSet, note *canaryNote) *v1alpha1.AnalysisStatus {
+	c, decided := before.Status.Canary, note.canary
+	if c == nil || decided == nil || c.ReplicaSet != note.replicaSet.Name || !c.StartedAt.Equal(decided.StartedAt) {
+		return nil
+	}
+	return c.Analysis
 }
 
 // tellCanary tells a canary's transition, its analysis phase changes and
 // measurements, and the duration and result of a canary that ended.
-func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet, note *canaryNote, now time.Time) {
+func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet, analysisBefore *v1alpha1.AnalysisStatus, note *canaryNote, now time.Time) {
 	c, rs := note.canary, note.replicaSet
 	if note.transition != "" {
 		kind, message := corev1.EventTypeNormal, ""
@@ -74,7 +85,7 @@ func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet
 	if a == nil {
 		return
 	}
-	if note.analysisBefore == nil || note.analysisBefore.Phase != a.Phase {
+	if analysisBefore == nil || analysisBefore.Phase != a.Phase {
 		kind := corev1.EventTypeNormal
 		if a.Phase != v1alpha1.AnalysisSuccessful && a.Phase != v1alpha1.AnalysisRunning && a.Phase != v1alpha1.AnalysisPending {
 			kind = corev1.EventTypeWarning
