@@ -76,20 +76,30 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 	}
 }
 
-// sumReplicaSets sums the counters of the replica sets that place pods.
+// sumReplicaSets sums the counters of the replica sets that place pods,
+// the active one and a running canary: between them they take care of
+// every node once, and count nodes (any pod of ours on them), so no sum
+// exceeds the desired nodes. A replica set without a role counts nothing,
+// whatever its last status says: a failed canary's, written before its
+// nodes went back, would count them twice. Up to date are the nodes the
+// current template's replica set runs on alone, available.
 func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	st := &eds.Status
-	st.Desired, st.Current, st.Ready, st.Available, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0
+	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0, 0
 	for _, s := range sets {
-		if role := roleOf(eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
-			st.Desired += s.Status.Desired
-			st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		role := roleOf(eds, s.Name)
+		if role != v1alpha1.ReplicaSetActive && role != v1alpha1.ReplicaSetCanary {
+			continue
 		}
+		st.Desired += s.Status.Desired
+		st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
 		st.Current += s.Status.Current
 		st.Ready += s.Status.Ready
 		st.Available += s.Status.Available
+		if s.Name == current.Name {
+			st.UpToDate = s.Status.UpToDate
+		}
 	}
-	st.UpToDate = current.Status.Current
 }
 
 // setCanaryConditions sets the Canary and Analysis conditions while a

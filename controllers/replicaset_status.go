@@ -25,8 +25,9 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	}
 	st.Status = obs.role
 	st.ObservedGeneration = ers.Generation
-	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(c.Current), int32(c.Ready)
-	st.Available, st.UpToDate, st.Unschedulable = int32(c.Available), int32(c.UpToDate), int32(c.Unschedulable)
+	running := runningNodes(obs.input)
+	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(running.current), int32(running.ready)
+	st.Available, st.UpToDate, st.Unschedulable = int32(running.available), int32(c.UpToDate), int32(c.Unschedulable)
 	st.IgnoredUnresponsiveNodes = int32(c.IgnoredUnresponsive)
 	st.Domains = nil
 	if obs.role == v1alpha1.ReplicaSetActive {
@@ -90,6 +91,45 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progre
 	default:
 		return progress{reason: v1alpha1.ReasonProgressing, message: "creating pods and waiting for them to be available"}
 	}
+}
+
+// nodeCounts count desired nodes.
+type nodeCounts struct{ current, ready, available int }
+
+// runningNodes counts, as a DaemonSet's status does, the desired nodes of
+// in (those the replica set should run a pod on, responsive) that run a
+// live pod of the ExtendedDaemonSet, a ready one, and an available one,
+// of this replica set or of one it replaces. Counting nodes rather than
+// pods, none exceeds the desired nodes: a surge, a duplicate, a pod on a
+// node that no longer wants one, or the pods of a replica set no node
+// wants any more (a failed canary's, an old one's) are not a node more.
+func runningNodes(in rollout.Input) nodeCounts {
+	var n nodeCounts
+	for _, node := range in.Nodes {
+		if !node.ShouldRun || node.Unresponsive {
+			continue
+		}
+		var current, ready, available bool
+		for _, pod := range in.Pods[node.Name] {
+			if pod.Terminating || pod.Failed {
+				continue
+			}
+			current = true
+			ready = ready || pod.Ready()
+			available = available || pod.Available(in.Params.MinReady, in.Now)
+		}
+		n.current += b2i(current)
+		n.ready += b2i(ready)
+		n.available += b2i(available)
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // keptPods counts the live pods, of this replica set and of older ones, on
