@@ -79,16 +79,19 @@ type ExtendedDaemonSetStatus struct {
 	// Desired is the number of nodes that should run a pod.
 	// +optional
 	Desired int32 `json:"desired"`
-	// Current is the number of nodes that run a pod.
+	// Current is the number of desired nodes that run a pod, of whichever
+	// template: counting nodes, no counter exceeds Desired.
 	// +optional
 	Current int32 `json:"current"`
-	// Ready is the number of pods that are ready.
+	// Ready is the number of desired nodes that run a ready pod.
 	// +optional
 	Ready int32 `json:"ready"`
-	// Available is the number of pods ready for at least minReadySeconds.
+	// Available is the number of desired nodes that run a pod ready for at
+	// least minReadySeconds.
 	// +optional
 	Available int32 `json:"available"`
-	// UpToDate is the number of pods that run the newest template.
+	// UpToDate is the number of desired nodes whose only pod is an
+	// available pod of the newest template.
 	// +optional
 	UpToDate int32 `json:"upToDate"`
 

@@ -50,13 +50,17 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// Desired is the number of nodes this replica set should run a pod on.
 	// +optional
 	Desired int32 `json:"desired"`
-	// Current is the number of pods of this replica set.
+	// Current is the number of desired nodes that run a pod, of this
+	// replica set or of one it replaces, as a DaemonSet counts: counting
+	// nodes, no counter exceeds Desired (a replica set without a role has
+	// no desired node, and counts none).
 	// +optional
 	Current int32 `json:"current"`
-	// Ready is the number of ready pods.
+	// Ready is the number of desired nodes that run a ready pod.
 	// +optional
 	Ready int32 `json:"ready"`
-	// Available is the number of pods ready for at least minReadySeconds.
+	// Available is the number of desired nodes that run a pod ready for at
+	// least minReadySeconds.
 	// +optional
 	Available int32 `json:"available"`
 	// UpToDate is the number of desired nodes whose only pod is an available
