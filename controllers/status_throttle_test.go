@@ -1,6 +1,10 @@
 package controllers
 
 import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,4 +155,21 @@ func TestStatusWriteWaitsForTheCacheToSeeTheLastOne(t *testing.T) {
 	g.Expect(w.hold(key, "8", false, now.Add(time.Millisecond))).To(gomega.BeZero(), "read the written version")
 	g.Expect(w.hold(key, "9", false, now)).To(gomega.BeZero(), "read a version written since by another")
 	g.Expect(w.hold(types.NamespacedName{Namespace: "ns", Name: "other"}, "7", false, now)).To(gomega.BeZero(), "another object")
+}
+
+// README states the counter write interval as CounterWriteInterval gives
+// it: at the default QPS (50, fluxcd/pkg/runtime/client's), at QPS 20, and
+// the QPS from which it is a second.
+func TestREADMEStatesTheCounterWriteInterval(t *testing.T) {
+	g := gomega.NewWithT(t)
+	data, err := os.ReadFile("../README.md")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	readme := strings.Join(strings.Fields(string(data)), " ")
+	seconds := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }
+	oneSecondFrom := countersPerRollout * 100
+	g.Expect(CounterWriteInterval(float32(oneSecondFrom))).To(gomega.Equal(time.Second))
+	g.Expect(CounterWriteInterval(float32(oneSecondFrom - 1))).To(gomega.BeNumerically(">", time.Second))
+	g.Expect(readme).To(gomega.ContainSubstring(fmt.Sprintf(
+		"every %s per object at the default QPS 50 and every %s at QPS 20, once a second from QPS %d up",
+		seconds(CounterWriteInterval(50)), seconds(CounterWriteInterval(20)), oneSecondFrom)))
 }
