@@ -20,13 +20,16 @@ func summary(s *snapshot) string {
 		var ready int
 		var restarted int32
 		for _, node := range c.Nodes {
+			// Nodes, not pods: a duplicate being deleted is not a node more.
+			nodeReady := false
 			for _, pod := range s.podsOn(node) {
 				if podRole(eds, pod) == roleCanary {
 					restarted += restarts(pod)
-					if podReady(pod) {
-						ready++
-					}
+					nodeReady = nodeReady || podReady(pod)
 				}
+			}
+			if nodeReady {
+				ready++
 			}
 		}
 		fmt.Fprintf(&b, "; canary %s: %d/%d ready, %d restarts", c.ReplicaSet, ready, len(c.Nodes), restarted)
