@@ -118,18 +118,17 @@ func runningNodes(in rollout.Input) nodeCounts {
 			ready = ready || pod.Ready()
 			available = available || pod.Available(in.Params.MinReady, in.Now)
 		}
-		n.current += b2i(current)
-		n.ready += b2i(ready)
-		n.available += b2i(available)
+		if current {
+			n.current++
+		}
+		if ready {
+			n.ready++
+		}
+		if available {
+			n.available++
+		}
 	}
 	return n
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // keptPods counts the live pods, of this replica set and of older ones, on
