@@ -132,9 +132,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete),
 			"updateInPlace", len(plan.UpdateInPlace))
 	}
-	writes, actErr := r.act(ctx, eds, ers, obs, plan)
+	_, actErr := r.act(ctx, eds, ers, obs, plan)
 
-	untilStalled := setReplicaSetStatus(ers, obs, plan, writes, actErr, now)
+	untilStalled := setReplicaSetStatus(ers, obs, plan, actErr, now)
 	untilWritten, err := r.writeStatus(ctx, before, ers, now)
 	switch {
 	case apierrors.IsConflict(err):
