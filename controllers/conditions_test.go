@@ -117,10 +117,12 @@ func TestReplicaSetProgress(t *testing.T) {
 
 // The progress deadline stalls a replica set that waits on its pods, and
 // only one: a paused rollout waits for a person, and a domain that bakes
-// waits for its bake time and its analysis, not for its pods.
+// waits for its bake time and its analysis, not for its pods. The deadline
+// starts when that wait does.
 func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	stuck := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1}}
+	oldGone := rollout.Plan{Counts: rollout.Counts{Desired: 1}}
 	baking := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1, Domains: []rollout.DomainCounts{
 		{Name: "a", State: rollout.DomainBaking, BakingSince: now.Add(-time.Hour)}, {Name: "b", State: rollout.DomainPending, Desired: 1}}}}
 	for _, tc := range []struct {
@@ -128,26 +130,31 @@ func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
 		plan          rollout.Plan
 		lastProgress  time.Duration
 		paused        bool
-		writes        int
+		wasWaiting    bool
 		wantStalled   bool
 		wantRequeueIn time.Duration
 	}{
-		{"within the deadline", stuck, 30 * time.Second, false, 0, false, 31 * time.Second},
-		{"past the deadline", stuck, 2 * time.Minute, false, 0, true, 0},
-		{"a write is progress", stuck, 2 * time.Minute, false, 1, false, 61 * time.Second},
-		{"paused by a person", stuck, 2 * time.Minute, true, 0, false, 0},
-		{"a domain baking longer than the deadline", baking, 2 * time.Minute, false, 0, false, 0},
+		{"within the deadline", stuck, 30 * time.Second, false, true, false, 31 * time.Second},
+		{"past the deadline", stuck, 2 * time.Minute, false, true, true, 0},
+		{"an old pod gone is progress", oldGone, 2 * time.Minute, false, true, false, 61 * time.Second},
+		{"paused by a person", stuck, 2 * time.Minute, true, true, false, 0},
+		{"resumed after a pause longer than the deadline", stuck, 2 * time.Minute, false, false, false, 61 * time.Second},
+		{"a domain baking longer than the deadline", baking, 2 * time.Minute, false, true, false, 0},
+		{"the next domain after a bake longer than the deadline", stuck, 2 * time.Minute, false, false, false, 61 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
 			ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
 			ers.Status = v1alpha1.ExtendedDaemonSetReplicaSetStatus{Status: v1alpha1.ReplicaSetActive, Desired: 1,
 				ActiveSince: &metav1.Time{Time: now.Add(-time.Hour)}, LastProgressTime: &metav1.Time{Time: now.Add(-tc.lastProgress)}}
+			if tc.wasWaiting {
+				ers.Status.ProgressMark = &v1alpha1.ProgressMark{Old: 1}
+			}
 			obs := &observation{role: v1alpha1.ReplicaSetActive, deadline: time.Minute,
 				input: rollout.Input{Nodes: []rollout.Node{{Name: "a", ShouldRun: true, ShouldContinueRunning: true}},
 					Pods: map[string][]rollout.Pod{"a": {{Name: "old", Node: "a", Terminating: true}}}}}
 			obs.input.Params.Paused = tc.paused
-			requeue := setReplicaSetStatus(ers, obs, tc.plan, tc.writes, nil, now)
+			requeue := setReplicaSetStatus(ers, obs, tc.plan, nil, now)
 			g.Expect(conditions.IsStalled(ers)).To(gomega.Equal(tc.wantStalled))
 			g.Expect(requeue).To(gomega.Equal(tc.wantRequeueIn))
 			if tc.wantStalled {

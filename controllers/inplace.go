@@ -19,7 +19,8 @@ import (
 // containers report the new images and it is ready again. With
 // inPlaceReadinessGate, pods carry a readiness gate the controller closes
 // first, so that the pod leaves Service endpoints before its containers
-// restart, and opens once they are ready.
+// restart, and opens once they are ready; or opens again, the images
+// untouched, when the update does not go on after all (rollout.Plan.Reopen).
 
 // inPlaceMode reports whether the ExtendedDaemonSet updates pods in place
 // when it can.
@@ -147,6 +148,14 @@ func gated(pod *corev1.Pod) bool {
 // the kubelet sees it.
 func gateClosed(pod *corev1.Pod) bool {
 	return gated(pod) && !conditionTrue(pod, v1alpha1.InPlaceUpdateReadyCondition)
+}
+
+// closedForUpdate reports whether the pod's gate was closed to update it
+// in place and its containers are not in the middle of an update: the gate
+// the plan reopens when that update does not go on.
+func closedForUpdate(pod *corev1.Pod) bool {
+	c := podCondition(pod, v1alpha1.InPlaceUpdateReadyCondition)
+	return gated(pod) && c != nil && c.Status != corev1.ConditionTrue && c.Reason == gateReasonUpdating && !imagesPending(pod)
 }
 
 // draining reports whether the pod's gate was closed for an in-place

@@ -144,6 +144,7 @@ func indexOfCondition(conds []corev1.PodCondition, t corev1.PodConditionType) in
 const (
 	gateReasonUpdating = "InPlaceUpdate"
 	gateReasonReady    = "ContainersReady"
+	gateReasonDeferred = "InPlaceUpdateDeferred"
 )
 
 // updateInPlace carries out the plan's in-place updates, one write per pod
@@ -175,11 +176,13 @@ func (r *ReplicaSetReconciler) updateInPlace(ctx context.Context, eds *v1alpha1.
 
 // openGates opens the in-place readiness gate of the replica set's pods
 // whose containers run its images and are ready: created with the gate, or
-// back from an update. Only the replica set that takes care of a pod's node
-// does: a replica set without a role would open again the gate of its pod
-// that the one now in charge closed to update it.
+// back from an update. It also opens again the gates of the old pods in
+// reopen, closed for an update that does not go on now, so that they serve
+// meanwhile. Only the replica set that takes care of a pod's node does: a
+// replica set without a role would open again the gate of its pod that the
+// one now in charge closed to update it.
 func (r *ReplicaSetReconciler) openGates(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
-	obs *observation,
+	obs *observation, reopen []string,
 ) (int, error) {
 	if obs.role != v1alpha1.ReplicaSetActive && obs.role != v1alpha1.ReplicaSetCanary {
 		return 0, nil
@@ -188,6 +191,11 @@ func (r *ReplicaSetReconciler) openGates(ctx context.Context, eds *v1alpha1.Exte
 	for _, pod := range obs.pods {
 		if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == ers.Name && mayOpenGate(pod) {
 			patches = append(patches, gatePatch(pod, corev1.ConditionTrue, gateReasonReady, metav1.NewTime(r.now())))
+		}
+	}
+	for _, name := range reopen {
+		if pod := obs.pods[name]; pod != nil {
+			patches = append(patches, gatePatch(pod, corev1.ConditionTrue, gateReasonDeferred, metav1.NewTime(r.now())))
 		}
 	}
 	return r.patchPods(ctx, eds, ers, obs, patches)

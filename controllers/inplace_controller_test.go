@@ -212,6 +212,44 @@ func TestInPlaceReadinessGate(t *testing.T) {
 	s.g.Expect(s.pods(s.g, nil)[0].UID).To(gomega.Equal(pod.UID))
 }
 
+// A pod whose gate was closed for its update serves again when the update
+// does not go on: the rolling update is paused before the kubelet took the
+// pod out of service. Resumed, the update starts over.
+func TestInPlaceGateReopensWhenTheUpdateIsPaused(t *testing.T) {
+	s := newScenario(t)
+	node := s.createNode("a", nil)
+	eds := s.inPlaceEDS("agent", true)
+	s.create(eds)
+	first := s.activeReplicaSet(eds.Name)
+	pod := s.waitForPods(first, node.Name)[node.Name]
+	s.runPod(&pod)
+	s.reportImages(pod.Name)
+	gate := func(g gomega.Gomega) corev1.ConditionStatus {
+		live := &corev1.Pod{}
+		g.Expect(k8s.Get(s.ctx, client.ObjectKeyFromObject(&pod), live)).To(gomega.Succeed())
+		if c := podConditionOf(&live.Status, v1alpha1.InPlaceUpdateReadyCondition); c != nil {
+			return c.Status
+		}
+		return ""
+	}
+	s.g.Eventually(gate).Should(gomega.Equal(corev1.ConditionTrue))
+	s.reportImages(pod.Name)
+	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+
+	s.setImage(eds, imageV2)
+	s.g.Eventually(gate).Should(gomega.Equal(corev1.ConditionFalse), "the gate closes before the update")
+	s.annotate(eds, v1alpha1.RollingUpdatePausedAnnotation, "true")
+	s.g.Eventually(gate).Should(gomega.Equal(corev1.ConditionTrue), "a paused update leaves the pod in service")
+	s.g.Expect(s.pods(s.g, nil)[0].Spec.Containers[0].Image).To(gomega.Equal(imageV1))
+
+	s.annotate(eds, v1alpha1.RollingUpdatePausedAnnotation, "false")
+	s.g.Eventually(gate).Should(gomega.Equal(corev1.ConditionFalse), "resumed, the update closes the gate again")
+	s.setPodStatus(pod.Name, func(st *corev1.PodStatus) { setPodCondition(st, corev1.PodReady, corev1.ConditionFalse, metav1.Now()) })
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.pods(g, nil)[0].Spec.Containers[0].Image).To(gomega.Equal(imageV2))
+	}).Should(gomega.Succeed())
+}
+
 // A patch planned on a stale read of the pod is refused with a conflict
 // rather than written over the newer pod.
 func TestInPlacePatchOfAStalePodConflicts(t *testing.T) {

@@ -141,8 +141,12 @@ func TestReadinessGateStates(t *testing.T) {
 
 	set(v1alpha1.InPlaceUpdateReadyCondition, corev1.ConditionFalse)
 	g.Expect(draining(pod)).To(gomega.BeTrue(), "closed, the kubelet has not taken it out of service yet")
+	g.Expect(closedForUpdate(pod)).To(gomega.BeFalse(), "not closed by an update")
+	pod.Status.Conditions[indexOfCondition(pod.Status.Conditions, v1alpha1.InPlaceUpdateReadyCondition)].Reason = gateReasonUpdating
+	g.Expect(closedForUpdate(pod)).To(gomega.BeTrue(), "closed to update the pod")
 	set(corev1.PodReady, corev1.ConditionFalse)
 	g.Expect(draining(pod)).To(gomega.BeFalse(), "drained")
+	g.Expect(closedForUpdate(pod)).To(gomega.BeTrue(), "drained, its update still to come")
 	g.Expect(updating(pod)).To(gomega.BeFalse())
 	g.Expect(mayOpenGate(pod)).To(gomega.BeTrue(), "its containers run its images and are ready")
 

@@ -27,8 +27,9 @@ import (
 // creations in doubling batches (1, 2, 4, ...) that stop at the first batch
 // with an error, so a quota or admission problem costs one failed call, not
 // hundreds. It also opens the in-place readiness gates of pods ready to
-// serve. It returns how many writes the API server accepted; refusals are
-// told as warning events, at most once per cause and interval.
+// serve, and of old pods whose update does not go on. It returns how many
+// writes the API server accepted; refusals are told as warning events, at
+// most once per cause and interval.
 func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan,
 ) (int, error) {
@@ -38,7 +39,7 @@ func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDa
 	}
 	done, deleteErr := r.deletePods(ctx, eds, ers, obs, plan.Delete)
 	updated, updateErr := r.updateInPlace(ctx, eds, ers, obs, plan.UpdateInPlace)
-	opened, gateErr := r.openGates(ctx, eds, ers, obs)
+	opened, gateErr := r.openGates(ctx, eds, ers, obs, plan.Reopen)
 	done += updated + opened
 	deleteErr = errors.Join(deleteErr, updateErr, gateErr)
 	remaining := plan.Create

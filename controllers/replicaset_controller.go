@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -131,9 +132,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete),
 			"updateInPlace", len(plan.UpdateInPlace))
 	}
-	writes, actErr := r.act(ctx, eds, ers, obs, plan)
+	_, actErr := r.act(ctx, eds, ers, obs, plan)
 
-	untilStalled := setReplicaSetStatus(ers, obs, plan, writes, actErr, now)
+	untilStalled := setReplicaSetStatus(ers, obs, plan, actErr, now)
 	untilWritten, err := r.writeStatus(ctx, before, ers, now)
 	switch {
 	case apierrors.IsConflict(err):
@@ -154,7 +155,23 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if obs.migrating > 0 {
 		requeue = soonest(requeue, migrationPoll)
 	}
+	requeue = soonest(requeue, untilUnresponsive(obs, now, r.unresponsiveGrace()))
 	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// untilUnresponsive is how long until the first node of the replica set
+// that is not Ready crosses the unresponsive grace, zero when none will.
+// The planner then leaves it alone and stops counting it against the
+// budget, which may let a held rollout go on; but a node whose kubelet died
+// sends no more updates, so nothing else wakes the reconcile then.
+func untilUnresponsive(obs *observation, now time.Time, grace time.Duration) time.Duration {
+	var wait time.Duration
+	for _, n := range obs.input.Nodes {
+		if node := obs.nodes[n.Name]; node != nil && !n.Unresponsive {
+			wait = soonest(wait, placement.UnresponsiveIn(node, now, grace))
+		}
+	}
+	return wait
 }
 
 // writeStatus writes the status of ers in one patch when a reader needs the

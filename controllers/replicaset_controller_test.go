@@ -14,6 +14,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
 // agentLabel is a second node selector key, for nodes of a scenario that
@@ -364,4 +365,73 @@ func TestUnschedulablePodsAreReported(t *testing.T) {
 	s.g.Consistently(func(g gomega.Gomega) {
 		g.Expect(s.gone(g, &pod)).To(gomega.BeFalse(), "an unschedulable pod is not replaced")
 	}).Should(gomega.Succeed())
+}
+
+// A rollout held back by a node that is not Ready looks again when the
+// first such node of the replica set crosses the unresponsive grace: from
+// then on its agent no longer counts against the budget, and nothing else
+// wakes the rollout (a dead kubelet sends no more node updates).
+func TestUntilUnresponsiveIsTheSoonestCrossing(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	grace := 5 * time.Minute
+	node := func(name string, status corev1.ConditionStatus, since time.Duration) *corev1.Node {
+		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-since))}}}}
+	}
+	obs := &observation{nodes: map[string]*corev1.Node{
+		"ready":        node("ready", corev1.ConditionTrue, time.Hour),
+		"gone-1m-ago":  node("gone-1m-ago", corev1.ConditionUnknown, time.Minute),
+		"gone-3m-ago":  node("gone-3m-ago", corev1.ConditionFalse, 3*time.Minute),
+		"gone-1h-ago":  node("gone-1h-ago", corev1.ConditionUnknown, time.Hour),
+		"another-eds":  node("another-eds", corev1.ConditionFalse, 4*time.Minute+30*time.Second),
+		"without-cond": {ObjectMeta: metav1.ObjectMeta{Name: "without-cond"}},
+	}}
+	for _, name := range []string{"ready", "gone-1m-ago", "gone-3m-ago", "gone-1h-ago", "without-cond", "deleted-node"} {
+		obs.input.Nodes = append(obs.input.Nodes, rollout.Node{Name: name, ShouldRun: true, ShouldContinueRunning: true,
+			Unresponsive: name == "gone-1h-ago"})
+	}
+	if got, want := untilUnresponsive(obs, now, grace), 2*time.Minute+time.Millisecond; got != want {
+		t.Errorf("untilUnresponsive = %v, want %v (the node not Ready for 3 minutes)", got, want)
+	}
+	obs.input.Nodes = obs.input.Nodes[:1]
+	if got := untilUnresponsive(obs, now, grace); got != 0 {
+		t.Errorf("untilUnresponsive with every node Ready = %v, want 0", got)
+	}
+}
+
+// A rollout held by a node gone silent goes on when the node crosses the
+// unresponsive grace, with no other event: the node's pod stays
+// terminating, and its kubelet sends nothing more.
+func TestRolloutGoesOnWhenANodeCrossesTheUnresponsiveGrace(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil), s.createNode("c", nil)}
+	eds := s.newEDS("agent", imageV1)
+	_, stable := s.createRolledOut(eds, nodes...)
+	s.setImage(eds, imageV2)
+
+	deleted := func(g gomega.Gomega) []corev1.Pod {
+		var gone []corev1.Pod
+		for _, p := range stable {
+			if s.gone(g, &p) {
+				gone = append(gone, p)
+			}
+		}
+		return gone
+	}
+	var stuck corev1.Pod
+	s.g.Eventually(func(g gomega.Gomega) {
+		gone := deleted(g)
+		g.Expect(gone).To(gomega.HaveLen(1))
+		stuck = gone[0]
+	}).Should(gomega.Succeed())
+	// Silent since a little less than the grace: the rollout, held by the
+	// node's terminating pod, waits until the grace is over.
+	crossing := time.Now().Add(8 * time.Second)
+	s.updateNodeStatus(placement.TargetNode(&stuck), func(st *corev1.NodeStatus) {
+		st.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown,
+			Reason: "NodeStatusUnknown", LastTransitionTime: metav1.NewTime(crossing.Add(-placement.DefaultUnresponsiveGrace))}}
+	})
+	s.g.Consistently(func(g gomega.Gomega) { g.Expect(deleted(g)).To(gomega.HaveLen(1)) }).Should(gomega.Succeed())
+	s.g.Eventually(func(g gomega.Gomega) { g.Expect(len(deleted(g))).To(gomega.BeNumerically(">", 1)) }).
+		WithTimeout(time.Until(crossing)+20*time.Second).Should(gomega.Succeed(), "the rollout goes on once the grace is over")
 }

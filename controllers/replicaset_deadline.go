@@ -3,11 +3,61 @@ package controllers
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
+
+// markProgress sets the progress time and mark of st, the status after a
+// pass, from before, the status the pass started from; waiting says
+// whether the replica set now waits for its pods, the only time the
+// progress deadline runs.
+//
+// The deadline starts when that wait does (a rollout starting, a pause or
+// a bake ending, a new role), from where the pods stand then: the mark is
+// kept only while the wait lasts. While it runs, only progress refreshes
+// it: a write is none (a pod deleted as failed and recreated, again and
+// again, is a write each time), nor is a counter that moves back and forth.
+func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, c rollout.Counts, waiting bool, now time.Time) {
+	stand := v1alpha1.ProgressMark{UpToDate: int32(c.UpToDate), Old: int32(c.Old)}
+	switch {
+	case !waiting:
+		st.ProgressMark = nil
+	case before.ProgressMark == nil || before.LastProgressTime == nil || before.Status != st.Status:
+		st.ProgressMark, st.LastProgressTime = &stand, &metav1.Time{Time: now}
+	default:
+		mark, moved := progressed(*before.ProgressMark, before.Desired, stand, st.Desired)
+		st.ProgressMark = &mark
+		if moved {
+			st.LastProgressTime = &metav1.Time{Time: now}
+		}
+	}
+}
+
+// progressed compares where the pods stand, on desired nodes, with the
+// mark of the last progress, set when desiredBefore nodes were: progress
+// is a node more up to date than the mark, or an old pod fewer. It returns
+// the mark to keep.
+//
+// Without progress the mark follows the nodes, not the pods: when fewer
+// nodes are desired (removed, gone unresponsive, taken by a canary), the
+// up-to-date ones among them leave with their pods, and old pods that come
+// (a failed canary's, returning) are work to do from now on. A pod that
+// comes and goes moves neither.
+func progressed(mark v1alpha1.ProgressMark, desiredBefore int32, stand v1alpha1.ProgressMark, desired int32) (v1alpha1.ProgressMark, bool) {
+	if stand.UpToDate > mark.UpToDate || stand.Old < mark.Old {
+		return stand, true
+	}
+	if desired < desiredBefore {
+		mark.UpToDate = min(mark.UpToDate, stand.UpToDate)
+	}
+	mark.Old = max(mark.Old, stand.Old)
+	return mark, false
+}
 
 // maxStuckNodesNamed bounds the nodes a progress-deadline message names.
 const maxStuckNodesNamed = 5

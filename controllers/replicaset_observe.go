@@ -247,6 +247,7 @@ func rolloutPod(pod *corev1.Pod, node string, mine bool) rollout.Pod {
 		Unschedulable: placement.Unschedulable(pod),
 		Updating:      updating(pod),
 		Draining:      draining(pod),
+		GateClosed:    closedForUpdate(pod),
 		ReadySince:    inPlaceReadySince(pod, placement.ReadySince(pod).Time),
 		CreatedAt:     pod.CreationTimestamp.Time,
 	}

@@ -11,9 +11,9 @@ import (
 )
 
 // setReplicaSetStatus computes the whole status of a replica set from what
-// the reconcile observed and planned, and how many writes it carried out.
-// It returns when time alone will change the status: the progress deadline.
-func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan, writes int, actErr error, now time.Time) time.Duration {
+// the reconcile observed and planned. It returns when time alone will
+// change the status: the progress deadline.
+func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan, actErr error, now time.Time) time.Duration {
 	c := plan.Counts
 	st := &ers.Status
 	before := *st
@@ -33,10 +33,8 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	if obs.role == v1alpha1.ReplicaSetActive {
 		st.Domains = domainStatuses(c.Domains)
 	}
-	if writes > 0 || st.LastProgressTime == nil || progressed(&before, st) {
-		st.LastProgressTime = &metav1.Time{Time: now}
-	}
 	p := replicaSetProgress(obs, c, actErr)
+	markProgress(&before, st, c, p.waitsForProgress(), now)
 	var untilStalled time.Duration
 	if stalledAt := st.LastProgressTime.Add(obs.deadline); p.waitsForProgress() {
 		if now.Before(stalledAt) {
@@ -47,13 +45,6 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	}
 	p.apply(ers)
 	return untilStalled
-}
-
-// progressed reports whether the pods moved on: a role or a counter that
-// changed is progress; a status that stays the same is not.
-func progressed(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
-	return before.Status != after.Status || before.Current != after.Current || before.Ready != after.Ready ||
-		before.Available != after.Available || before.UpToDate != after.UpToDate || before.Desired != after.Desired
 }
 
 // replicaSetProgress says where a replica set stands. Messages change with

@@ -259,7 +259,7 @@ func (c *benchCluster) observedStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 		return nil, rollout.Plan{}, err
 	}
 	plan := rollout.Compute(obs.input)
-	setReplicaSetStatus(ers, obs, plan, 0, nil, now)
+	setReplicaSetStatus(ers, obs, plan, nil, now)
 	return obs, plan, nil
 }
 
@@ -304,12 +304,12 @@ func BenchmarkSetReplicaSetStatus(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				setReplicaSetStatus(ers, obs, plan, 0, nil, benchNow)
+				setReplicaSetStatus(ers, obs, plan, nil, benchNow)
 				if err := bc.check(ers); err != nil {
 					b.Fatal(err)
 				}
 				for b.Loop() {
-					setReplicaSetStatus(ers, obs, plan, 0, nil, benchNow)
+					setReplicaSetStatus(ers, obs, plan, nil, benchNow)
 				}
 			})
 		})

@@ -48,7 +48,7 @@ func counterWriteDelay(countersOnly bool, interval time.Duration, lastWrite, now
 }
 
 // replicaSetCountersOnly reports a status change of progress counters
-// alone, and the progress time that follows them, short of their final
+// alone, and the progress time and mark that follow them, short of their final
 // figures: counters that settle are what a reader waiting for the rollout's
 // end waits on, and the replica set a rollout empties changes nothing else
 // when it does. Desired is not progress: it changes when nodes move
@@ -61,7 +61,7 @@ func replicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetS
 	b, a := *before, *after
 	for _, st := range []*v1alpha1.ExtendedDaemonSetReplicaSetStatus{&b, &a} {
 		st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
-		st.LastProgressTime = nil
+		st.LastProgressTime, st.ProgressMark = nil, nil
 	}
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
 }

@@ -32,6 +32,7 @@ func TestReplicaSetCounterWriteDelay(t *testing.T) {
 			name: "counters right after a write wait for the rest of the interval",
 			change: func(s *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
 				s.UpToDate, s.LastProgressTime = 45, &metav1.Time{Time: now}
+				s.ProgressMark = &v1alpha1.ProgressMark{UpToDate: 45}
 			},
 			lastWrite: now.Add(-300 * time.Millisecond), want: 700 * time.Millisecond,
 		},

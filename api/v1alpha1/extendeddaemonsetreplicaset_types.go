@@ -80,11 +80,18 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// controller's grace period.
 	// +optional
 	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
-	// LastProgressTime is when the replica set last made progress: a pod
-	// created, deleted or becoming available. spec.progressDeadlineSeconds
-	// of the ExtendedDaemonSet is counted from it.
+	// LastProgressTime is when the replica set last made progress (a node
+	// gaining an available pod of this replica set, or an old pod gone), or
+	// started waiting for its pods (a rollout starting, a pause or a bake
+	// ending). spec.progressDeadlineSeconds of the ExtendedDaemonSet is
+	// counted from it.
 	// +optional
 	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+	// ProgressMark is how far the rollout had come at LastProgressTime;
+	// progress is going past it. Set only while the replica set waits for
+	// its pods.
+	// +optional
+	ProgressMark *ProgressMark `json:"progressMark,omitempty"`
 	// Domains are the domains of spec.strategy.rollingUpdate.topology of
 	// the ExtendedDaemonSet, in the order a Sequential rollout takes them,
 	// for the active replica set; at most 32, from the first unfinished one
@@ -93,6 +100,20 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// +listType=atomic
 	// +optional
 	Domains []DomainStatus `json:"domains,omitempty"`
+}
+
+// ProgressMark is how far a rollout has come, for its progress deadline.
+// A pod that becomes available and fails again, or is evicted and
+// recreated, takes neither figure past the mark: only a node newly up to
+// date or an old pod gone does.
+type ProgressMark struct {
+	// UpToDate is the most nodes seen up to date (see
+	// ExtendedDaemonSetReplicaSetStatus.UpToDate); it drops only when nodes
+	// leave the replica set.
+	UpToDate int32 `json:"upToDate"`
+	// Old is the fewest pods of other replica sets seen on the nodes; it
+	// grows only when more come (a failed canary's returning).
+	Old int32 `json:"old"`
 }
 
 // ExtendedDaemonSetReplicaSet runs one template of an ExtendedDaemonSet on

@@ -116,8 +116,11 @@ type RollingUpdateStrategy struct {
 	// the readiness gate extendeddaemonset.io/in-place-update-ready. The
 	// controller turns it False before it patches a pod's images, so that the
 	// pod leaves Service endpoints before its containers restart, and True
-	// once the new containers are ready. A gate can only be set when a pod is
-	// created: pods created without it are updated without this step.
+	// once the new containers are ready; or True again, its images untouched,
+	// when the update does not go on (the rollout paused or frozen, another
+	// domain's turn), so that the pod serves meanwhile. A gate can only be
+	// set when a pod is created: pods created without it are updated
+	// without this step.
 	// +optional
 	InPlaceReadinessGate bool `json:"inPlaceReadinessGate,omitempty"`
 

@@ -37,3 +37,37 @@ func TestUnresponsive(t *testing.T) {
 		}
 	}
 }
+
+// A node not Ready within the grace becomes unresponsive at its Ready
+// condition's last transition plus the grace, and no event marks that
+// moment: UnresponsiveIn is when to look again.
+func TestUnresponsiveIn(t *testing.T) {
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	grace := 5 * time.Minute
+	withReady := func(status corev1.ConditionStatus, since time.Duration) *corev1.Node {
+		return &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-since))},
+		}}}
+	}
+	for _, tc := range []struct {
+		name string
+		node *corev1.Node
+		want time.Duration
+	}{
+		{"ready", withReady(corev1.ConditionTrue, time.Hour), 0},
+		{"not ready for a minute", withReady(corev1.ConditionFalse, time.Minute), 4*time.Minute + time.Millisecond},
+		{"unknown for a minute", withReady(corev1.ConditionUnknown, time.Minute), 4*time.Minute + time.Millisecond},
+		{"not ready for exactly the grace", withReady(corev1.ConditionFalse, grace), time.Millisecond},
+		{"already unresponsive", withReady(corev1.ConditionFalse, 6*time.Minute), 0},
+		{"without conditions", &corev1.Node{}, 0},
+	} {
+		got := UnresponsiveIn(tc.node, now, grace)
+		if got != tc.want {
+			t.Errorf("%s: UnresponsiveIn = %v, want %v", tc.name, got, tc.want)
+		}
+		// At the time it names, the node is unresponsive.
+		if got > 0 && !Unresponsive(tc.node, now.Add(got), grace) {
+			t.Errorf("%s: not unresponsive %v later", tc.name, got)
+		}
+	}
+}

@@ -119,6 +119,7 @@ type planCase struct {
 	create  []string
 	delete  []Deletion
 	update  []InPlaceUpdate
+	reopen  []string
 	failed  []string
 	requeue time.Duration
 	counts  *Counts
@@ -144,6 +145,11 @@ func runPlanCases(t *testing.T, cases []planCase) {
 				g.Expect(plan.UpdateInPlace).To(gomega.BeEmpty(), "UpdateInPlace")
 			} else {
 				g.Expect(plan.UpdateInPlace).To(gomega.ConsistOf(tc.update), "UpdateInPlace")
+			}
+			if len(tc.reopen) == 0 {
+				g.Expect(plan.Reopen).To(gomega.BeEmpty(), "Reopen")
+			} else {
+				g.Expect(plan.Reopen).To(gomega.ConsistOf(tc.reopen), "Reopen")
 			}
 			if len(tc.failed) == 0 {
 				g.Expect(plan.FailedNodes).To(gomega.BeEmpty(), "FailedNodes")

@@ -7,7 +7,11 @@ import (
 
 func inPlace(p *Pod)  { p.InPlace = true }
 func updating(p *Pod) { p.Updating = true }
-func draining(p *Pod) { p.Draining = true }
+func draining(p *Pod) { p.Draining = true; p.GateClosed = true }
+
+// gateClosed is an old pod whose gate was closed for its update and that
+// the kubelet has taken out of service.
+func gateClosed(p *Pod) { p.GateClosed = true; p.ReadySince = time.Time{} }
 
 // inPlaceOn puts an available old pod named o-<node>, updatable in place,
 // on each node.
@@ -129,6 +133,64 @@ func TestComputeInPlace(t *testing.T) {
 			in: input(Params{MaxUnavailable: 2, MaxParallelPodCreation: 100, Frozen: true}, desiredNodes("a", "b"),
 				oldPod("o-a", "a", inPlace, notReady), oldPod("o-b", "b", inPlace)),
 			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+	})
+}
+
+// A pod whose gate was closed for its update serves again when the update
+// does not go on: the rollout is paused or frozen, or its domain's turn is
+// not (or no longer) now, or its node takes no new pod. One the update
+// merely waits for (the kubelet, slow start) stays out of service.
+func TestComputeReopensGates(t *testing.T) {
+	params := Params{MaxUnavailable: 1, MaxParallelPodCreation: 100}
+	paused, frozen := params, params
+	paused.Paused, frozen.Frozen = true, true
+	runPlanCases(t, []planCase{
+		{
+			name:   "paused: a pod draining for its update serves again",
+			in:     input(paused, desiredNodes("a", "b"), oldPod("o-a", "a", inPlace, draining), oldPod("o-b", "b", inPlace)),
+			reopen: []string{"o-a"},
+			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+		{
+			name:   "paused: a drained pod serves again",
+			in:     input(paused, desiredNodes("a", "b"), oldPod("o-a", "a", inPlace, gateClosed), oldPod("o-b", "b", inPlace)),
+			reopen: []string{"o-a"},
+			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+		{
+			name:   "frozen: a draining pod serves again",
+			in:     input(frozen, desiredNodes("a", "b"), oldPod("o-a", "a", inPlace, draining), oldPod("o-b", "b", inPlace)),
+			reopen: []string{"o-a"},
+			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+		{
+			name:   "not its domain's turn: a draining pod serves again",
+			in:     twoZones(zoned1(true, 0), oldPod("o-b1", "b1", inPlace, draining)),
+			delete: []Deletion{replaced("old-a1", "a1")},
+			reopen: []string{"o-b1"},
+		},
+		{
+			name:   "its node takes no new pod: a draining pod stays and serves",
+			in:     input(params, []Node{misfit("a"), desired("b")}, oldPod("o-a", "a", inPlace, draining), newPod("n-b", "b")),
+			reopen: []string{"o-a"},
+		},
+		{
+			name:   "going on: a draining pod waits for the kubelet, out of service",
+			in:     input(params, desiredNodes("a", "b"), oldPod("o-a", "a", inPlace, draining), oldPod("o-b", "b", inPlace)),
+			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+		{
+			name:   "going on: a drained pod is updated",
+			in:     input(params, desiredNodes("a", "b"), oldPod("o-a", "a", inPlace, gateClosed), oldPod("o-b", "b", inPlace)),
+			update: []InPlaceUpdate{updated("o-a", "a")},
+			counts: &Counts{Desired: 2, Old: 2, Unavailable: 1},
+		},
+		{
+			name: "going on: a drained pod waits for slow start, out of service",
+			in: input(Params{MaxUnavailable: 2, MaxParallelPodCreation: 1}, desiredNodes("a", "b"),
+				newPod("n-a", "a", updating), oldPod("o-b", "b", inPlace, gateClosed)),
+			counts: &Counts{Desired: 2, Current: 1, Updating: 1, Old: 1, Unavailable: 2},
 		},
 	})
 }

@@ -36,9 +36,11 @@ func Compute(in Input) Plan {
 	}
 	if in.Params.Frozen {
 		p.plan.Create, p.plan.Delete, p.plan.UpdateInPlace, p.plan.FailedNodes = nil, nil, nil, nil
+		p.plan.Reopen = append(p.plan.Reopen, podNames(p.gateClosed)...)
 		return p.plan
 	}
 	p.planCreations()
+	p.planReopen()
 	return p.plan
 }
 
@@ -62,6 +64,9 @@ type planner struct {
 	// surgeable are the nodes of oldAvailable with no pod terminating,
 	// where a new pod may be created beside the old one.
 	surgeable []Pod
+	// gateClosed are the desired nodes' old pods whose gate was closed for
+	// an in-place update.
+	gateClosed []Pod
 	// domains are the domains of the topology, nil without one; cur is
 	// the domain of the desired node being observed.
 	domains *domains
@@ -120,6 +125,9 @@ func (p *planner) observeNode(node *Node) {
 		// A NoSchedule misfit: running pods stay, nothing is placed or
 		// replaced. A surge the taint caught still ends, and holds its place
 		// in the surge budget until it does.
+		if oldPod != nil && oldPod.GateClosed {
+			p.plan.Reopen = append(p.plan.Reopen, oldPod.Name)
+		}
 		if newPod != nil && oldPod != nil {
 			if p.available(newPod) {
 				p.remove(*oldPod, DeleteSurgeEnded)
@@ -172,6 +180,9 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 	default:
 		p.markUnavailable(nil)
 		p.oldUnavailable = append(p.oldUnavailable, *oldPod)
+	}
+	if oldPod != nil && oldPod.GateClosed {
+		p.gateClosed = append(p.gateClosed, *oldPod)
 	}
 }
 
@@ -383,6 +394,39 @@ func (p *planner) planCreations() {
 	for _, pod := range surgeable[:n] {
 		p.plan.Create = append(p.plan.Create, pod.Node)
 	}
+}
+
+// planReopen reopens the gates closed for in-place updates that do not go
+// on: paused, or not their domain's turn. Closing a gate and patching the
+// images are two steps (the kubelet must take the pod out of service in
+// between), and what allowed the first may no longer hold at the second;
+// the pod would then stay out of service, serving nothing, for as long as
+// the pause or the other domains last. Reopened, it counts as unavailable
+// until it is ready again, as it did while closed, so no budget is spent
+// twice. A pod only waiting for its turn within slow start keeps its gate
+// closed: it goes on as soon as a pod in flight is ready.
+func (p *planner) planReopen() {
+	if p.in.Params.Paused {
+		p.plan.Reopen = append(p.plan.Reopen, podNames(p.gateClosed)...)
+		return
+	}
+	goesOn := map[string]bool{}
+	for _, pod := range p.inTurn(p.gateClosed) {
+		goesOn[pod.Name] = true
+	}
+	for _, pod := range p.gateClosed {
+		if !goesOn[pod.Name] {
+			p.plan.Reopen = append(p.plan.Reopen, pod.Name)
+		}
+	}
+}
+
+func podNames(pods []Pod) []string {
+	names := make([]string, 0, len(pods))
+	for _, pod := range pods {
+		names = append(names, pod.Name)
+	}
+	return names
 }
 
 // withinBudgets returns the old pods to replace now at a cost to

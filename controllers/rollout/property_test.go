@@ -233,6 +233,7 @@ func (w *world) markInPlace(r *rand.Rand) {
 			case !p.New:
 				p.InPlace = r.IntN(2) == 0
 				p.Draining = p.InPlace && !p.Failed && !p.Terminating && r.IntN(10) == 0
+				p.GateClosed = p.Draining
 			case !p.Failed && !p.Terminating:
 				p.Updating = r.IntN(5) == 0
 			}
@@ -263,7 +264,16 @@ func apply(w *world, plan Plan) (*world, error) {
 		if p := pods[i]; p.New || !p.InPlace || p.Terminating || p.Failed {
 			return nil, fmt.Errorf("updates %s on %s in place, which is not an old pod updatable in place: %+v", u.Pod, u.Node, p)
 		}
-		pods[i].New, pods[i].InPlace, pods[i].Updating = true, false, true
+		pods[i].New, pods[i].InPlace, pods[i].Updating, pods[i].GateClosed = true, false, true, false
+	}
+	for _, name := range plan.Reopen {
+		for node, pods := range after.pods {
+			if i := slices.IndexFunc(pods, func(p Pod) bool { return p.Name == name }); i >= 0 {
+				// Back in service once the kubelet sees the gate open.
+				pods[i].Draining, pods[i].GateClosed = false, false
+				after.pods[node] = pods
+			}
+		}
 	}
 	for _, node := range plan.Create {
 		after.created++
@@ -285,6 +295,30 @@ func (w *world) hasAvailable(node string) bool {
 
 func (w *world) hasTerminating(node string) bool {
 	return slices.ContainsFunc(w.pods[node], func(p Pod) bool { return p.Terminating })
+}
+
+// podNamed finds a pod by name on any node.
+func (w *world) podNamed(name string) (Pod, bool) {
+	for node := range w.pods {
+		if p, ok := w.findPod(node, name); ok {
+			return p, true
+		}
+	}
+	return Pod{}, false
+}
+
+// hasGateClosed reports whether the only pod of a node that keeps its
+// pods, not unresponsive, is an old one whose gate was closed for an
+// update.
+func (w *world) hasGateClosed() bool {
+	for _, n := range w.nodes {
+		if pods := w.pods[n.Name]; n.ShouldContinueRunning && !n.Unresponsive && len(pods) == 1 {
+			if p := pods[0]; p.GateClosed && !p.New && !p.Terminating && !p.Failed {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (w *world) findPod(node, name string) (Pod, bool) {
@@ -441,6 +475,17 @@ func checkPlan(before *world, plan Plan, after *world) []string {
 		if n := nodes[u.Node]; !n.ShouldRun {
 			fail("updates %s in place on %s, which should not run a pod", u.Pod, before.describe(u.Node))
 		}
+		if slices.Contains(plan.Reopen, u.Pod) {
+			fail("updates %s in place and reopens its gate", u.Pod)
+		}
+	}
+	for _, name := range plan.Reopen {
+		if p, ok := before.podNamed(name); !ok || p.New || !p.GateClosed {
+			fail("reopens %s, which is not an old pod whose gate was closed for its update", name)
+		}
+	}
+	if (params.Paused || params.Frozen) && before.hasGateClosed() && len(plan.Reopen) == 0 {
+		fail("paused or frozen, yet the gates closed for updates that do not go on stay closed")
 	}
 	if plan.Counts.Desired != desiredCount {
 		fail("Counts.Desired is %d, %d nodes should run a pod", plan.Counts.Desired, desiredCount)

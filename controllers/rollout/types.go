@@ -62,6 +62,10 @@ type Pod struct {
 	// update (its readiness gate closed, its Ready condition not yet
 	// False). It is not ready, and its images are patched once it drained.
 	Draining bool
+	// GateClosed: an old pod whose readiness gate was closed for an
+	// in-place update, draining or drained. When the update does not go on,
+	// the plan reopens it (Plan.Reopen).
+	GateClosed bool
 	// ReadySince is when the pod last became ready; zero when not ready.
 	ReadySince time.Time
 	// CreatedAt orders duplicates: the older pod is kept.
@@ -224,6 +228,12 @@ type Plan struct {
 	// UpdateInPlace lists the old pods updated in place, each replacing its
 	// node's pod under MaxUnavailable as a deletion would.
 	UpdateInPlace []InPlaceUpdate
+	// Reopen lists the old pods whose readiness gate was closed for an
+	// in-place update that does not go on now: paused, frozen, not their
+	// domain's turn, or on a node that takes no new pod. Opened again, they
+	// serve meanwhile rather than wait out of service for as long as that
+	// lasts.
+	Reopen []string
 	// FailedNodes are the nodes whose failed pod is deleted now; their
 	// backoff should grow.
 	FailedNodes []string
