@@ -194,7 +194,9 @@ type CanaryStrategy struct {
 	// resolves to fewer nodes than the one before stalls the
 	// ExtendedDaemonSet with reason InvalidSpec (a count and a percentage
 	// compare only once the nodes are known, and a schema rule ordering
-	// the list costs more than the API server allows).
+	// the list costs more than the API server allows). Meanwhile the canary
+	// keeps its nodes and is still judged: fail, autoFail, canaryTimeout
+	// and its analysis fail it as usual.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
 	// +listType=atomic

@@ -128,13 +128,13 @@ func step(in Input) (Result, error) {
 		st.StartedAt = &metav1.Time{Time: in.Now}
 	}
 	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
-	plan, err := planOf(in, st)
-	if err != nil {
-		return res, err
+	plan, planErr := planOf(in, st)
+	want := 0
+	if planErr == nil {
+		want = plan.want()
+		st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
+		plan.recordNodes(st)
 	}
-	want := plan.want()
-	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
-	plan.recordNodes(st)
 
 	verdict, analysis := judge(in, st.StartedAt.Time), analysisVerdict(in)
 	if verdict.Action != Fail && analysis.Action == Fail {
@@ -142,11 +142,20 @@ func step(in Input) (Result, error) {
 	}
 	if verdict.Action == Fail {
 		// Whatever the step, the whole canary fails: every canary node
-		// goes back to the active template.
+		// goes back to the active template. A failed canary needs no
+		// steps, so steps that cannot resolve do not hold this back.
 		finishStep(st, v1alpha1.CanaryStepFailed, in.Now)
 		st.Failed, st.Paused, st.Reason, st.Message = true, false, verdict.Reason, verdict.Message
 		return res, nil
-	} else if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
+	}
+	if planErr != nil {
+		// Steps that no longer resolve (the cluster shrank) hold the
+		// canary on the nodes it has until the spec changes; it is still
+		// judged, so canaryTimeout is due all the same.
+		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
+		return res, planErr
+	}
+	if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
 		res.Promote = true
 		return res, nil
 	} else if plan.steps != nil && skipRequested(in, st.Step) {
