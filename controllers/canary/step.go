@@ -227,7 +227,7 @@ func judge(in Input, startedAt time.Time) Verdict {
 		return Verdict{Fail, ReasonManual, "the canary was failed by a person"}
 	}
 	if pausedByUser(in) {
-		if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) && f.CanaryTimeout != nil {
+		if f := restartChecksOf(in.Strategy).fail; f != nil && f.CanaryTimeout != nil {
 			return judgeFail(nil, &v1alpha1.CanaryAutoFail{CanaryTimeout: f.CanaryTimeout}, startedAt, in.Now)
 		}
 		return Verdict{}
@@ -282,13 +282,14 @@ func unpaused(in Input) bool {
 }
 
 // untilPromotable is how long an auto canary (or its current step) still
-// has to run: its duration since startedAt, and noRestartsDuration since
-// the last restart of a canary container.
+// has to run: its duration since startedAt, and noRestartsDuration (in
+// effect, see restartChecks.noRestarts) since the last restart of a canary
+// container.
 func untilPromotable(in Input, startedAt time.Time, duration time.Duration) time.Duration {
 	until := startedAt.Add(duration)
-	if nr := in.Strategy.NoRestartsDuration; nr != nil {
-		if last := lastRestart(in.Pods); last.Add(nr.Duration).After(until) {
-			until = last.Add(nr.Duration)
+	if nr := restartChecksOf(in.Strategy).noRestarts(duration); nr > 0 {
+		if last := lastRestart(in.Pods); last.Add(nr).After(until) {
+			until = last.Add(nr)
 		}
 	}
 	return until.Sub(in.Now)
@@ -296,7 +297,7 @@ func untilPromotable(in Input, startedAt time.Time, duration time.Duration) time
 
 // timeoutLeft is when canaryTimeout will fail a canary that waits.
 func timeoutLeft(in Input, startedAt time.Time) time.Duration {
-	if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) && f.CanaryTimeout != nil {
+	if f := restartChecksOf(in.Strategy).fail; f != nil && f.CanaryTimeout != nil {
 		return max(time.Second, startedAt.Add(f.CanaryTimeout.Duration).Sub(in.Now)+time.Second)
 	}
 	return 0
