@@ -260,27 +260,30 @@ type CanaryStrategy struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
-	// Validate promotes the canary whose replica set name
-	// (status.canary.replicaSet) equals this value. Declarative twin of the
-	// extendeddaemonset.io/canary-validated annotation.
+	// Validate promotes the canary this value names: its replica set
+	// (status.canary.replicaSet), or "<replicaSet>@<instance>"
+	// (status.canary.instance). A value already set when a canary starts
+	// was given to an earlier one and does not act on it: to validate a
+	// later canary of the same replica set, name its instance. Declarative
+	// twin of the extendeddaemonset.io/canary-validated annotation.
 	// +optional
 	Validate string `json:"validate,omitempty"`
 
-	// Unpause lets the canary whose replica set name equals this value go on
-	// despite autoPause (a person has looked and accepts it). Declarative twin
-	// of the extendeddaemonset.io/canary-unpaused annotation.
+	// Unpause lets the canary this value names (as for validate) go on
+	// despite autoPause (a person has looked and accepts it). Declarative
+	// twin of the extendeddaemonset.io/canary-unpaused annotation.
 	// +optional
 	Unpause string `json:"unpause,omitempty"`
 
-	// SkipStep moves the canary on from one of its steps: "<replica set
-	// name>/<step number>", for example "foo-x7k2p/2", skips step 2 of the
-	// canary foo-x7k2p, once. Declarative twin of the
-	// extendeddaemonset.io/canary-skip-step annotation.
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[1-9][0-9]?$`
+	// SkipStep moves the canary on from one of its steps: "<canary>/<step
+	// number>", the canary named as for validate; for example
+	// "foo-x7k2p/2" skips step 2 of the canary foo-x7k2p, once. Declarative
+	// twin of the extendeddaemonset.io/canary-skip-step annotation.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(@[a-z0-9]+)?/[1-9][0-9]?$`
 	// +optional
 	SkipStep string `json:"skipStep,omitempty"`
 
-	// Fail fails the canary whose replica set name equals this value.
+	// Fail fails the canary this value names (as for validate).
 	// Declarative twin of the extendeddaemonset.io/canary-failed annotation.
 	// +optional
 	Fail string `json:"fail,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	steering "github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
 
 // skip-step moves a canary of two long steps to its second step, then
@@ -26,7 +27,7 @@ func TestCanarySkipStepGoesOnThenPromotes(t *testing.T) {
 
 	expectOK(s, run(s, "canary", "skip-step", name),
 		fmt.Sprintf("step 1 of canary %s of %s skipped: the controller starts step 2 of 2", canary.ReplicaSet, ref(s)))
-	s.G.Expect(annotations(s)).To(gomega.HaveKeyWithValue(v1alpha1.CanarySkipStepAnnotation, canary.ReplicaSet+"/1"))
+	s.G.Expect(annotations(s)).To(gomega.HaveKeyWithValue(v1alpha1.CanarySkipStepAnnotation, steering.SkipValue(canary, 1)))
 	s.G.Eventually(func(g gomega.Gomega) {
 		st := s.Get(g, name).Status
 		g.Expect(st.Canary).NotTo(gomega.BeNil())
