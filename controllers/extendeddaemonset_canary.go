@@ -104,10 +104,9 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 			in.Analysis, note.measured, untilMeasured = r.analyze(ctx, eds, in, stablePods, readyAt.Time)
 		}
 	}
-	res, err := canary.Step(in)
-	if err != nil {
-		return nil, 0, stalling(err)
-	}
+	// Steps that cannot resolve stall the object, but the canary was still
+	// judged (failed, maybe): what it decided is recorded all the same.
+	res, stepErr := canary.Step(in)
 	note.transition, note.canary = res.Transition, res.Status
 	st := &eds.Status
 	st.LastHandledRetry = res.LastHandledRetry
@@ -117,6 +116,9 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 		st.Canary = res.Status
 	}
 	requeue := soonest(res.RequeueAfter, untilMeasured)
+	if stepErr != nil {
+		return note, requeue, stalling(stepErr)
+	}
 	if c := st.Canary; c != nil && !c.Failed {
 		// A metric that can never be measured holds the canary (its
 		// analysis goes to Error when it is due) until the spec changes:

@@ -16,22 +16,34 @@ const (
 // Annotations that ask the controller for a one-off action. `kubectl eds`
 // sets them; each has a declarative twin in the spec for users who drive
 // everything from git.
+//
+// The steering values (validated, failed, unpaused, skip-step and their
+// twins) name the canary they act on: its replica set
+// (status.canary.replicaSet), or its replica set and instance
+// "<replicaSet>@<instance>" (status.canary.instance), as kubectl eds writes
+// them. A value acts only on the canary instance it was given for: a value
+// already present when a canary starts (left from an earlier canary of the
+// same replica set, which a rollback and the template applied again, or a
+// retry, reuses) is ignored by it, and so is a value naming another
+// instance. To steer a later instance of the same replica set, write a
+// value that differs, "<replicaSet>@<instance>" of that instance.
 const (
-	// CanaryValidatedAnnotation promotes the canary whose replica set name is
-	// its value.
+	// CanaryValidatedAnnotation promotes the canary its value names.
 	CanaryValidatedAnnotation = "extendeddaemonset.io/canary-validated"
 	// CanaryPausedAnnotation pauses the canary while it is "true".
 	CanaryPausedAnnotation = "extendeddaemonset.io/canary-paused"
-	// CanaryUnpausedAnnotation resumes a canary that was auto-paused.
+	// CanaryUnpausedAnnotation lets the canary its value names go on
+	// despite autoPause.
 	CanaryUnpausedAnnotation = "extendeddaemonset.io/canary-unpaused"
 	// CanarySkipStepAnnotation moves a canary with steps on from a step,
 	// even before that step's duration passed or while it waits for a
-	// person. Its value is "<canary replica set>/<step>" (step from 1), as
-	// kubectl eds canary skip-step writes it, or the bare step number, which
-	// any canary takes at that step. A step other than the current one is
-	// left alone, so setting it twice skips one step.
+	// person. Its value is "<canary>/<step>" (step from 1), the canary
+	// named as above, as kubectl eds canary skip-step writes it, or the
+	// bare step number, which the running canary takes at that step. A step
+	// other than the current one is left alone, so setting it twice skips
+	// one step.
 	CanarySkipStepAnnotation = "extendeddaemonset.io/canary-skip-step"
-	// CanaryFailedAnnotation fails the canary whose replica set name is its value.
+	// CanaryFailedAnnotation fails the canary its value names.
 	CanaryFailedAnnotation = "extendeddaemonset.io/canary-failed"
 	// CanaryRetryAnnotation starts a failed canary again when its value changes.
 	CanaryRetryAnnotation = "extendeddaemonset.io/canary-retry"

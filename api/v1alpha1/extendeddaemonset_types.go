@@ -155,6 +155,22 @@ type CanaryStatus struct {
 	// StartedAt is when the canary started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// Instance tells this run of the canary from any other run of the same
+	// replica set: a retry, or the template applied again after a rollback,
+	// is a new instance. A steering value written
+	// "<replicaSet>@<instance>" (as kubectl eds writes them) acts on this
+	// instance alone.
+	// +kubebuilder:validation:MaxLength=20
+	// +optional
+	Instance string `json:"instance,omitempty"`
+	// LeftoverSteering are the steering values (validate, fail, unpause,
+	// skip-step) present when this instance started, by annotation name or
+	// spec field path (spec.strategy.canary.validate, ...). They were given
+	// to an earlier canary and do not act on this one; a value changed
+	// since does.
+	// +kubebuilder:validation:MaxProperties=8
+	// +optional
+	LeftoverSteering map[string]string `json:"leftoverSteering,omitempty"`
 	// ReadyAt is when every canary pod first was available: the metric
 	// analysis measures from then on (after its initialDelay), since before
 	// it there is nothing to measure.

@@ -156,6 +156,18 @@ const (
 // It lives in code, not in the schema, because manual canaries take no duration.
 const DefaultCanaryDuration = "10m"
 
+// The canary's restart checks when a spec leaves them out, the original
+// ExtendedDaemonSet project's: autoPause above 2 restarts, autoFail above 5,
+// and no promotion while a canary container restarted in the last 5 minutes
+// (at most the duration). The schema markers of CanaryAutoPause and
+// CanaryAutoFail repeat the restart counts; the controller judges an object
+// stored without them with these same values.
+const (
+	DefaultAutoPauseMaxRestarts int32 = 2
+	DefaultAutoFailMaxRestarts  int32 = 5
+	DefaultNoRestartsDuration         = "5m"
+)
+
 // CanaryStrategy runs a new template on a few nodes before everyone else.
 // +kubebuilder:validation:XValidation:rule="!has(self.validationMode) || self.validationMode != 'manual' || (!has(self.duration) && !has(self.noRestartsDuration))",message="duration and noRestartsDuration cannot be set with validationMode manual: a manual canary runs until it is validated (use autoFail.canaryTimeout to bound it)"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoFail) || !has(self.autoPause) || !has(self.autoFail.maxRestarts) || !has(self.autoPause.maxRestarts) || self.autoFail.maxRestarts >= self.autoPause.maxRestarts",message="autoFail.maxRestarts must be greater than or equal to autoPause.maxRestarts"
@@ -184,7 +196,10 @@ type CanaryStrategy struct {
 	Duration *metav1.Duration `json:"duration,omitempty"`
 
 	// NoRestartsDuration is the final part of Duration during which no canary
-	// container may restart for the canary to be promoted.
+	// container may restart for the canary to be promoted (with steps, of
+	// each step's duration). Unset, it is 5m, or the duration when that is
+	// shorter, unless autoPause and autoFail are both disabled: then
+	// restarts hold nothing.
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) > duration('0s')",message="noRestartsDuration must be a positive duration"
@@ -197,7 +212,9 @@ type CanaryStrategy struct {
 	// resolves to fewer nodes than the one before stalls the
 	// ExtendedDaemonSet with reason InvalidSpec (a count and a percentage
 	// compare only once the nodes are known, and a schema rule ordering
-	// the list costs more than the API server allows).
+	// the list costs more than the API server allows). Meanwhile the canary
+	// keeps its nodes and is still judged: fail, autoFail, canaryTimeout
+	// and its analysis fail it as usual.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=10
 	// +listType=atomic
@@ -221,12 +238,17 @@ type CanaryStrategy struct {
 	ValidationMode CanaryValidationMode `json:"validationMode,omitempty"`
 
 	// AutoPause pauses the canary when its pods look unhealthy, so a person
-	// can look before it fails.
+	// can look before it fails. On by default (more than 2 restarts of a
+	// canary container pauses it): set enabled false to turn it off.
+	// +kubebuilder:default={}
 	// +optional
 	AutoPause *CanaryAutoPause `json:"autoPause,omitempty"`
 
 	// AutoFail fails the canary when its pods are clearly broken or it runs
-	// too long; the canary nodes then go back to the active template.
+	// too long; the canary nodes then go back to the active template. On by
+	// default (more than 5 restarts of a canary container fails it): set
+	// enabled false to turn it off.
+	// +kubebuilder:default={}
 	// +optional
 	AutoFail *CanaryAutoFail `json:"autoFail,omitempty"`
 
@@ -241,27 +263,30 @@ type CanaryStrategy struct {
 	// +optional
 	Paused bool `json:"paused,omitempty"`
 
-	// Validate promotes the canary whose replica set name
-	// (status.canary.replicaSet) equals this value. Declarative twin of the
-	// extendeddaemonset.io/canary-validated annotation.
+	// Validate promotes the canary this value names: its replica set
+	// (status.canary.replicaSet), or "<replicaSet>@<instance>"
+	// (status.canary.instance). A value already set when a canary starts
+	// was given to an earlier one and does not act on it: to validate a
+	// later canary of the same replica set, name its instance. Declarative
+	// twin of the extendeddaemonset.io/canary-validated annotation.
 	// +optional
 	Validate string `json:"validate,omitempty"`
 
-	// Unpause lets the canary whose replica set name equals this value go on
-	// despite autoPause (a person has looked and accepts it). Declarative twin
-	// of the extendeddaemonset.io/canary-unpaused annotation.
+	// Unpause lets the canary this value names (as for validate) go on
+	// despite autoPause (a person has looked and accepts it). Declarative
+	// twin of the extendeddaemonset.io/canary-unpaused annotation.
 	// +optional
 	Unpause string `json:"unpause,omitempty"`
 
-	// SkipStep moves the canary on from one of its steps: "<replica set
-	// name>/<step number>", for example "foo-x7k2p/2", skips step 2 of the
-	// canary foo-x7k2p, once. Declarative twin of the
-	// extendeddaemonset.io/canary-skip-step annotation.
-	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[1-9][0-9]?$`
+	// SkipStep moves the canary on from one of its steps: "<canary>/<step
+	// number>", the canary named as for validate; for example
+	// "foo-x7k2p/2" skips step 2 of the canary foo-x7k2p, once. Declarative
+	// twin of the extendeddaemonset.io/canary-skip-step annotation.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?(@[a-z0-9]+)?/[1-9][0-9]?$`
 	// +optional
 	SkipStep string `json:"skipStep,omitempty"`
 
-	// Fail fails the canary whose replica set name equals this value.
+	// Fail fails the canary this value names (as for validate).
 	// Declarative twin of the extendeddaemonset.io/canary-failed annotation.
 	// +optional
 	Fail string `json:"fail,omitempty"`

@@ -230,6 +230,13 @@ func (in *CanaryStatus) DeepCopyInto(out *CanaryStatus) {
 		in, out := &in.StartedAt, &out.StartedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.LeftoverSteering != nil {
+		in, out := &in.LeftoverSteering, &out.LeftoverSteering
+		*out = make(map[string]string, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val
+		}
+	}
 	if in.ReadyAt != nil {
 		in, out := &in.ReadyAt, &out.ReadyAt
 		*out = (*in).DeepCopy()

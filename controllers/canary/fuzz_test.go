@@ -365,7 +365,7 @@ func checkStep(in Input, res Result) []string {
 	if was := in.Status; was != nil && was.ReplicaSet == in.ReplicaSet && was.Failed && (token == "" || token == in.LastHandledRetry) && !st.Failed {
 		fail("a failed canary is no longer failed, yet no new retry token asked for it (token %q, handled %q)", token, in.LastHandledRetry)
 	}
-	if (strategy.Fail == in.ReplicaSet || in.Annotations[v1alpha1.CanaryFailedAnnotation] == in.ReplicaSet) && !st.Failed {
+	if Steered(SteerFail, strategy, in.Annotations, st) && !st.Failed {
 		fail("a person failed the canary, yet it is not failed")
 	}
 	if res.Promote {
@@ -381,7 +381,7 @@ func checkPromotion(in Input, st *v1alpha1.CanaryStatus) []string {
 	if st.Failed {
 		fail("promotes a failed canary")
 	}
-	if strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
+	if Steered(SteerValidate, strategy, in.Annotations, st) {
 		return errs
 	}
 	duration := defaultDuration
@@ -391,10 +391,10 @@ func checkPromotion(in Input, st *v1alpha1.CanaryStatus) []string {
 	if ran := in.Now.Sub(st.StartedAt.Time); ran < duration {
 		fail("promotes after %s, before the canary duration %s", ran, duration)
 	}
-	if nr := strategy.NoRestartsDuration; nr != nil {
+	if nr := restartChecksOf(strategy).noRestarts(duration); nr > 0 {
 		for _, c := range in.Pods[0].Status.ContainerStatuses {
-			if last := c.LastTerminationState.Terminated; last != nil && in.Now.Sub(last.FinishedAt.Time) < nr.Duration {
-				fail("promotes %s after a restart, before noRestartsDuration %s", in.Now.Sub(last.FinishedAt.Time), nr.Duration)
+			if last := c.LastTerminationState.Terminated; last != nil && in.Now.Sub(last.FinishedAt.Time) < nr {
+				fail("promotes %s after a restart, before noRestartsDuration %s", in.Now.Sub(last.FinishedAt.Time), nr)
 			}
 		}
 	}

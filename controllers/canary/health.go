@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
@@ -49,21 +51,77 @@ var cannotStartReasons = []string{
 }
 
 // Judge looks at the canary pods for a reason to pause or fail the canary,
-// per the autoPause and autoFail settings of strategy; a nil setting or
-// one with enabled false is off. Failing wins over pausing; within one
-// action, pods are looked at by name so the verdict is stable.
+// per the autoPause and autoFail settings of strategy in effect (see
+// restartChecksOf). Failing wins over pausing; within one action, pods are
+// looked at by name so the verdict is stable.
 func Judge(pods []*corev1.Pod, strategy *v1alpha1.CanaryStrategy, startedAt, now time.Time) Verdict {
 	pods = slices.Clone(pods)
 	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
-	if f := strategy.AutoFail; f != nil && enabled(f.Enabled) {
-		if v := judgeFail(pods, f, startedAt, now); v.Action == Fail {
+	checks := restartChecksOf(strategy)
+	if checks.fail != nil {
+		if v := judgeFail(pods, checks.fail, startedAt, now); v.Action == Fail {
 			return v
 		}
 	}
-	if p := strategy.AutoPause; p != nil && enabled(p.Enabled) {
-		return judgePause(pods, p, now)
+	if checks.pause != nil {
+		return judgePause(pods, checks.pause, now)
 	}
 	return Verdict{}
+}
+
+// restartChecks are a canary's autoPause and autoFail in effect (nil when
+// off), and its noRestartsDuration as written (nil when unset).
+type restartChecks struct {
+	pause   *v1alpha1.CanaryAutoPause
+	fail    *v1alpha1.CanaryAutoFail
+	written *metav1.Duration
+}
+
+// restartChecksOf is how strategy judges its canary's restarts. The schema
+// defaults autoPause and autoFail to on, with the original project's
+// limits; an object stored before it did has them nil (or their limits
+// unset), and is judged with the same defaults, so that a canary with only
+// a duration never promotes a crash-looping version. Enabled false, and
+// only that, turns a check off.
+func restartChecksOf(strategy *v1alpha1.CanaryStrategy) restartChecks {
+	checks := restartChecks{written: strategy.NoRestartsDuration}
+	if p := strategy.AutoPause; p == nil || enabled(p.Enabled) {
+		checks.pause = &v1alpha1.CanaryAutoPause{MaxRestarts: ptr.To(v1alpha1.DefaultAutoPauseMaxRestarts)}
+		if p != nil {
+			checks.pause.MaxSlowStartDuration = p.MaxSlowStartDuration
+			if p.MaxRestarts != nil {
+				checks.pause.MaxRestarts = p.MaxRestarts
+			}
+		}
+	}
+	if f := strategy.AutoFail; f == nil || enabled(f.Enabled) {
+		checks.fail = &v1alpha1.CanaryAutoFail{MaxRestarts: ptr.To(v1alpha1.DefaultAutoFailMaxRestarts)}
+		if f != nil {
+			checks.fail.MaxRestartsDuration, checks.fail.CanaryTimeout = f.MaxRestartsDuration, f.CanaryTimeout
+			if f.MaxRestarts != nil {
+				checks.fail.MaxRestarts = f.MaxRestarts
+			}
+		}
+	}
+	return checks
+}
+
+// defaultNoRestarts is noRestartsDuration when unset.
+var defaultNoRestarts = mustParse(v1alpha1.DefaultNoRestartsDuration)
+
+// noRestarts is how long before its end a canary (or step) of duration
+// must have seen no restart to be promoted: as written, else, while
+// autoPause or autoFail looks at restarts, 5m or the duration when
+// shorter (a written value may not exceed it either); zero when restarts
+// are not looked at.
+func (c restartChecks) noRestarts(duration time.Duration) time.Duration {
+	switch {
+	case c.written != nil:
+		return c.written.Duration
+	case c.pause == nil && c.fail == nil:
+		return 0
+	}
+	return min(defaultNoRestarts, duration)
 }
 
 func enabled(b *bool) bool { return b == nil || *b }

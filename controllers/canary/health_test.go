@@ -93,8 +93,10 @@ func TestJudge(t *testing.T) {
 			[]*corev1.Pod{canaryPod("b", restarts(9, "CrashLoopBackOff", "")), canaryPod("a", waiting("ImagePullBackOff"))}, 2 * time.Minute, Fail, "CrashLoopBackOff", "canary pod b"},
 		{"pods are judged by name", both,
 			[]*corev1.Pod{canaryPod("b", waiting("ErrImagePull")), canaryPod("a", waiting("InvalidImageName"))}, 2 * time.Minute, Pause, "InvalidImageName", "canary pod a"},
-		{"no settings, no verdict", &v1alpha1.CanaryStrategy{},
-			[]*corev1.Pod{canaryPod("a", restarts(99, "CrashLoopBackOff", ""))}, 2 * time.Hour, Continue, "", ""},
+		{"no settings: the defaults fail a crash-looping canary", &v1alpha1.CanaryStrategy{},
+			[]*corev1.Pod{canaryPod("a", restarts(99, "CrashLoopBackOff", ""))}, 2 * time.Hour, Fail, "CrashLoopBackOff", "(autoFail.maxRestarts 5)"},
+		{"no settings: the defaults pause a restarting canary", &v1alpha1.CanaryStrategy{},
+			[]*corev1.Pod{canaryPod("a", restarts(3, "CrashLoopBackOff", ""))}, time.Minute, Pause, "CrashLoopBackOff", "(autoPause.maxRestarts 2)"},
 		{"disabled settings, no verdict", &v1alpha1.CanaryStrategy{
 			AutoPause: &v1alpha1.CanaryAutoPause{Enabled: ptr.To(false), MaxRestarts: ptr.To[int32](0)},
 			AutoFail:  &v1alpha1.CanaryAutoFail{Enabled: ptr.To(false), MaxRestarts: ptr.To[int32](0)},

@@ -115,7 +115,10 @@ func step(in Input) (Result, error) {
 		st.Analysis = in.Analysis.DeepCopy()
 	}
 	if st == nil {
-		st = &v1alpha1.CanaryStatus{ReplicaSet: in.ReplicaSet, TemplateHash: in.TemplateHash, StartedAt: &metav1.Time{Time: in.Now}}
+		st = &v1alpha1.CanaryStatus{
+			ReplicaSet: in.ReplicaSet, TemplateHash: in.TemplateHash, StartedAt: &metav1.Time{Time: in.Now},
+			Instance: newInstance(in.Now), LeftoverSteering: LeftoverSteering(in.Strategy, in.Annotations),
+		}
 	}
 	res.Status = st
 	if st.Failed {
@@ -127,31 +130,47 @@ func step(in Input) (Result, error) {
 		// clock now rather than failing every reconcile on it.
 		st.StartedAt = &metav1.Time{Time: in.Now}
 	}
-	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
-	plan, err := planOf(in, st)
-	if err != nil {
-		return res, err
+	if st.Instance == "" {
+		// Recorded by an older controller: the values present now may have
+		// been given to it, so they are not taken for leftovers.
+		st.Instance = newInstance(in.Now)
 	}
-	want := plan.want()
-	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
-	plan.recordNodes(st)
+	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
+	plan, planErr := planOf(in, st)
+	want := 0
+	if planErr == nil {
+		want = plan.want()
+		st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
+		plan.recordNodes(st)
+	}
 
-	verdict, analysis := judge(in, st.StartedAt.Time), analysisVerdict(in)
+	verdict, analysis := judge(in, st), analysisVerdict(in)
 	if verdict.Action != Fail && analysis.Action == Fail {
 		verdict = analysis
 	}
 	if verdict.Action == Fail {
 		// Whatever the step, the whole canary fails: every canary node
-		// goes back to the active template.
+		// goes back to the active template. A failed canary needs no
+		// steps, so steps that cannot resolve do not hold this back.
 		finishStep(st, v1alpha1.CanaryStepFailed, in.Now)
 		st.Failed, st.Paused, st.Reason, st.Message = true, false, verdict.Reason, verdict.Message
 		return res, nil
-	} else if in.Strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
+	}
+	if Steered(SteerValidate, in.Strategy, in.Annotations, st) {
 		res.Promote = true
 		return res, nil
-	} else if plan.steps != nil && skipRequested(in, st.Step) {
+	}
+	if planErr != nil {
+		// Steps that no longer resolve (the cluster shrank) hold the
+		// canary on the nodes it has until the spec changes; it is still
+		// judged, so canaryTimeout is due all the same, and a person can
+		// still validate it.
+		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
+		return res, planErr
+	}
+	if plan.steps != nil && SkipRequested(in.Strategy, in.Annotations, st, st.Step) {
 		return plan.next(in, st, res, v1alpha1.CanaryStepSkipped), nil
-	} else if paused, reason, message := pauseOf(in, verdict, analysis, plan); paused {
+	} else if paused, reason, message := pauseOf(in, st, verdict, analysis, plan); paused {
 		st.Paused, st.Reason, st.Message = true, reason, message
 		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
 		return res, nil
@@ -211,14 +230,16 @@ func ReadyAt(st *v1alpha1.CanaryStatus, ready bool, now time.Time) *metav1.Time 
 	return nil
 }
 
-// judge is Judge plus a person's explicit fail. A canary a person paused
-// is held where it is: only canaryTimeout still fails it.
-func judge(in Input, startedAt time.Time) Verdict {
-	if in.Strategy.Fail == in.ReplicaSet || in.Annotations[v1alpha1.CanaryFailedAnnotation] == in.ReplicaSet {
+// judge is Judge plus a person's explicit fail of the canary instance st.
+// A canary a person paused is held where it is: only canaryTimeout still
+// fails it.
+func judge(in Input, st *v1alpha1.CanaryStatus) Verdict {
+	startedAt := st.StartedAt.Time
+	if Steered(SteerFail, in.Strategy, in.Annotations, st) {
 		return Verdict{Fail, ReasonManual, "the canary was failed by a person"}
 	}
 	if pausedByUser(in) {
-		if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) && f.CanaryTimeout != nil {
+		if f := restartChecksOf(in.Strategy).fail; f != nil && f.CanaryTimeout != nil {
 			return judgeFail(nil, &v1alpha1.CanaryAutoFail{CanaryTimeout: f.CanaryTimeout}, startedAt, in.Now)
 		}
 		return Verdict{}
@@ -230,18 +251,18 @@ func pausedByUser(in Input) bool {
 	return in.Strategy.Paused || in.Annotations[v1alpha1.CanaryPausedAnnotation] == "true"
 }
 
-// pauseOf says whether the canary waits: paused by a person, by an
+// pauseOf says whether the canary st waits: paused by a person, by an
 // analysis that cannot conclude, by autoPause (an unpause naming the canary
 // overrides it, but never a missing analysis), or, in manual mode, for a
 // person's validation. All of them wait for a person or for data, which is
 // what GitOps tools show as suspended.
-func pauseOf(in Input, verdict, analysis Verdict, plan stepPlan) (bool, string, string) {
+func pauseOf(in Input, st *v1alpha1.CanaryStatus, verdict, analysis Verdict, plan stepPlan) (bool, string, string) {
 	switch {
 	case pausedByUser(in):
 		return true, ReasonPausedByUser, "the canary is paused; unpause it to continue"
 	case analysis.Action == Pause:
 		return true, analysis.Reason, analysis.Message
-	case verdict.Action == Pause && !unpaused(in):
+	case verdict.Action == Pause && !Steered(SteerUnpause, in.Strategy, in.Annotations, st):
 		return true, verdict.Reason, verdict.Message
 	case in.Strategy.ValidationMode == v1alpha1.CanaryValidationManual:
 		return true, ReasonWaitingForValidation, "validate the canary to promote it"
@@ -268,18 +289,15 @@ func pauseTransition(before *v1alpha1.CanaryStatus, reason string) string {
 	return ""
 }
 
-func unpaused(in Input) bool {
-	return in.Strategy.Unpause == in.ReplicaSet || in.Annotations[v1alpha1.CanaryUnpausedAnnotation] == in.ReplicaSet
-}
-
 // untilPromotable is how long an auto canary (or its current step) still
-// has to run: its duration since startedAt, and noRestartsDuration since
-// the last restart of a canary container.
+// has to run: its duration since startedAt, and noRestartsDuration (in
+// effect, see restartChecks.noRestarts) since the last restart of a canary
+// container.
 func untilPromotable(in Input, startedAt time.Time, duration time.Duration) time.Duration {
 	until := startedAt.Add(duration)
-	if nr := in.Strategy.NoRestartsDuration; nr != nil {
-		if last := lastRestart(in.Pods); last.Add(nr.Duration).After(until) {
-			until = last.Add(nr.Duration)
+	if nr := restartChecksOf(in.Strategy).noRestarts(duration); nr > 0 {
+		if last := lastRestart(in.Pods); last.Add(nr).After(until) {
+			until = last.Add(nr)
 		}
 	}
 	return until.Sub(in.Now)
@@ -287,7 +305,7 @@ func untilPromotable(in Input, startedAt time.Time, duration time.Duration) time
 
 // timeoutLeft is when canaryTimeout will fail a canary that waits.
 func timeoutLeft(in Input, startedAt time.Time) time.Duration {
-	if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) && f.CanaryTimeout != nil {
+	if f := restartChecksOf(in.Strategy).fail; f != nil && f.CanaryTimeout != nil {
 		return max(time.Second, startedAt.Add(f.CanaryTimeout.Duration).Sub(in.Now)+time.Second)
 	}
 	return 0

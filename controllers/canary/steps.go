@@ -3,7 +3,6 @@ package canary
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -81,28 +80,6 @@ func runningStep(st *v1alpha1.CanaryStatus) *v1alpha1.CanaryStepStatus {
 		return &st.Steps[n-1]
 	}
 	return nil
-}
-
-// skipRequested says whether a person asked to move the canary on from
-// step, a number from 1.
-func skipRequested(in Input, step int32) bool {
-	return SkipRequested(in.Annotations[v1alpha1.CanarySkipStepAnnotation], in.Strategy.SkipStep, in.ReplicaSet, step)
-}
-
-// SkipValue is the value of the skip-step annotation and of its spec twin
-// that skips step (from 1) of the canary replica set: naming the replica
-// set keeps a value left behind from skipping a step of the next canary.
-func SkipValue(replicaSet string, step int32) string {
-	return replicaSet + "/" + strconv.Itoa(int(step))
-}
-
-// SkipRequested says whether the skip-step annotation or the spec twin
-// skips step of the canary replica set. The spec twin must name the replica
-// set; the annotation may also hold the bare step number, which any canary
-// at that step takes.
-func SkipRequested(annotation, spec, replicaSet string, step int32) bool {
-	value := SkipValue(replicaSet, step)
-	return annotation == value || annotation == strconv.Itoa(int(step)) || spec == value
 }
 
 // stepDuration is how long step runs before it can end on its own; zero

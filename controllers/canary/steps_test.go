@@ -332,3 +332,55 @@ func isSubset(a, b []string) bool {
 	}
 	return true
 }
+
+// Steps that resolve to fewer nodes once the cluster shrank cannot go on,
+// but the canary is still judged: a person's fail, autoFail and
+// canaryTimeout fail it, and that verdict is what is recorded. Without a
+// failing verdict the error stands and the canary keeps what it recorded.
+func TestStepsThatShrinkStillJudgeTheCanary(t *testing.T) {
+	strategy := &v1alpha1.CanaryStrategy{
+		Steps:    []v1alpha1.CanaryStep{timed(intstr.FromInt32(5), time.Minute), timed(intstr.FromString("50%"), time.Minute)},
+		AutoFail: &v1alpha1.CanaryAutoFail{MaxRestarts: ptr.To[int32](5), CanaryTimeout: dur(time.Hour)},
+		Analysis: threeSteps().Analysis,
+	}
+	cases := []struct {
+		name   string
+		mutate func(in *Input)
+		reason string
+	}{
+		{"failed by a person", func(in *Input) { in.Annotations = map[string]string{v1alpha1.CanaryFailedAnnotation: "rs-2"} }, ReasonManual},
+		{"failed by autoFail", func(in *Input) {
+			in.Pods = []*corev1.Pod{canaryPod("rs-2-x", restarts(9, "CrashLoopBackOff", "Error"))}
+		}, "CrashLoopBackOff"},
+		{"failed by canaryTimeout", func(in *Input) { in.Now = start.Add(2 * time.Hour) }, ReasonTimeoutExceeded},
+		{"failed by its analysis", func(in *Input) { in.Analysis = analysisAt(v1alpha1.AnalysisFailed, "errors: 0.3 above 0.01") }, ReasonAnalysisFailed},
+		{"not failed", func(*Input) {}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			r := newRun(strategy, 20)
+			r.at(t, 0, nil)
+			g.Expect(r.in.Status.Nodes).To(gomega.HaveLen(5))
+			recorded := r.in.Status.DeepCopy()
+			// The cluster shrank to 8 nodes: step 2 is 4 nodes, fewer than step 1's 5.
+			r.in.Desired, r.in.Candidates = 8, r.in.Candidates[:8]
+			r.in.Now = start.Add(30 * time.Second)
+			tc.mutate(&r.in)
+			res, err := Step(r.in)
+			g.Expect(res.Status).NotTo(gomega.BeNil(), "the canary's record is kept")
+			if tc.reason == "" {
+				g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("must not shrink")))
+				g.Expect(res.Status.Failed).To(gomega.BeFalse())
+				g.Expect(res.Status.Nodes).To(gomega.Equal(recorded.Nodes), "the canary nodes stay while the steps cannot resolve")
+				g.Expect(res.RequeueAfter).To(gomega.BeNumerically(">", 0), "canaryTimeout must still fire")
+				return
+			}
+			g.Expect(err).NotTo(gomega.HaveOccurred(), "a failed canary no longer needs its steps")
+			g.Expect(res.Status.Failed).To(gomega.BeTrue())
+			g.Expect(res.Status.Reason).To(gomega.Equal(tc.reason))
+			g.Expect(res.Transition).To(gomega.Equal(Failed))
+			g.Expect(res.Status.Steps[len(res.Status.Steps)-1].Result).To(gomega.Equal(v1alpha1.CanaryStepFailed))
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
@@ -529,7 +530,7 @@ func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet
 		return
 	}
 	c.note(now, "eds %s: canary %s promoted", eds.Name, promoted)
-	if strategy.Validate == promoted || eds.Annotations[v1alpha1.CanaryValidatedAnnotation] == promoted {
+	if canary.Steered(canary.SteerValidate, strategy, eds.Annotations, last) {
 		return
 	}
 	if last.StartedAt == nil {

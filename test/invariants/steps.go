@@ -22,7 +22,7 @@ func promotionDuration(eds *v1alpha1.ExtendedDaemonSet, last *v1alpha1.CanarySta
 		return required, false
 	}
 	n := int32(len(strategy.Steps)) //nolint:gosec // steps are at most MaxCanarySteps
-	if last.Step == n && canary.SkipRequested(eds.Annotations[v1alpha1.CanarySkipStepAnnotation], strategy.SkipStep, last.ReplicaSet, n) {
+	if last.Step == n && canary.SkipRequested(strategy, eds.Annotations, last, n) {
 		return 0, true
 	}
 	skipped := map[int32]bool{}

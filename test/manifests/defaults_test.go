@@ -24,8 +24,6 @@ spec:
       - {name: agent, image: registry.k8s.io/pause:3.10}
   strategy:
     canary:
-      autoPause: {}
-      autoFail: {}
       analysis:
         provider:
           prometheus: {address: "https://prometheus:9090"}
@@ -58,10 +56,16 @@ func TestDefaultsAreStoredOnTheObject(t *testing.T) {
 	g.Expect(c.Replicas).To(gomega.BeNil(), "the canary replicas default (1) lives in code, so steps can be set without them")
 	g.Expect(c.ValidationMode).To(gomega.Equal(v1alpha1.CanaryValidationAuto))
 	g.Expect(c.Duration).To(gomega.BeNil(), "the canary duration default lives in code, so manual canaries stay valid")
+	// Left out, the restart checks are on with the original project's
+	// limits, the ones the controller also gives an object stored without
+	// them.
+	g.Expect(c.AutoPause).NotTo(gomega.BeNil())
 	g.Expect(c.AutoPause.Enabled).To(gomega.HaveValue(gomega.BeTrue()))
-	g.Expect(c.AutoPause.MaxRestarts).To(gomega.HaveValue(gomega.BeEquivalentTo(2)))
+	g.Expect(c.AutoPause.MaxRestarts).To(gomega.HaveValue(gomega.Equal(v1alpha1.DefaultAutoPauseMaxRestarts)))
+	g.Expect(c.AutoFail).NotTo(gomega.BeNil())
 	g.Expect(c.AutoFail.Enabled).To(gomega.HaveValue(gomega.BeTrue()))
-	g.Expect(c.AutoFail.MaxRestarts).To(gomega.HaveValue(gomega.BeEquivalentTo(5)))
+	g.Expect(c.AutoFail.MaxRestarts).To(gomega.HaveValue(gomega.Equal(v1alpha1.DefaultAutoFailMaxRestarts)))
+	g.Expect(c.NoRestartsDuration).To(gomega.BeNil(), "its default (5m, at most the duration) lives in code: the schema refuses one longer than the duration")
 
 	a := c.Analysis
 	g.Expect(a.Interval.Duration.String()).To(gomega.Equal("1m0s"))

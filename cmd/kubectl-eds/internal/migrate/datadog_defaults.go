@@ -9,12 +9,10 @@ import (
 // The original project's defaults (api/v1alpha1/extendeddaemonset_default.go
 // there) that differ from ours. A field the original left to them is
 // written out, so that the migrated object behaves as the original did.
-const (
-	originalAutoPauseMaxRestarts = 2
-	originalAutoFailMaxRestarts  = 5
-	originalNoRestartsDuration   = "5m"
-	originalSlowStartInterval    = "1m"
-)
+// Its canary restart checks (autoPause 2, autoFail 5, noRestartsDuration
+// 5m) are ours too (v1alpha1.DefaultAutoPauseMaxRestarts...), but for one
+// case writeCanaryDefaults handles.
+const originalSlowStartInterval = "1m"
 
 func (m *migration) writeOriginalDefaults(spec map[string]any) {
 	if canary, ok := getPath(spec, "strategy", "canary").(map[string]any); ok {
@@ -29,30 +27,32 @@ func (m *migration) writeOriginalDefaults(spec map[string]any) {
 	}
 }
 
+// writeCanaryDefaults writes out the original's noRestartsDuration for an
+// auto canary whose autoPause and autoFail are both disabled: the original
+// held promotion on recent restarts all the same, while here, unset, it
+// holds only while one of them is on.
 func (m *migration) writeCanaryDefaults(canary map[string]any) {
-	// The original turned both on, with these limits, when the canary left
-	// them out; here, left out, a canary never pauses or fails by itself.
-	if canary["autoPause"] == nil {
-		canary["autoPause"] = map[string]any{"enabled": true, "maxRestarts": originalAutoPauseMaxRestarts}
-		m.note("spec.strategy.canary.autoPause", "set to enabled with maxRestarts 2, the original's default: unset here, a canary never pauses by itself")
-	}
-	if canary["autoFail"] == nil {
-		canary["autoFail"] = map[string]any{"enabled": true, "maxRestarts": originalAutoFailMaxRestarts}
-		m.note("spec.strategy.canary.autoFail", "set to enabled with maxRestarts 5, the original's default: unset here, a canary never fails by itself")
-	}
-	if canary["validationMode"] == string(v1alpha1.CanaryValidationManual) || canary["noRestartsDuration"] != nil {
+	if canary["validationMode"] == string(v1alpha1.CanaryValidationManual) || canary["noRestartsDuration"] != nil ||
+		!disabled(canary["autoPause"]) || !disabled(canary["autoFail"]) {
 		return
 	}
 	// Here noRestartsDuration may not exceed the duration; the original's
 	// 5m default did, for canaries shorter than that.
-	noRestarts := originalNoRestartsDuration
+	noRestarts := v1alpha1.DefaultNoRestartsDuration
 	if s, ok := canary["duration"].(string); ok {
 		d, err := time.ParseDuration(s)
-		if longest, _ := time.ParseDuration(originalNoRestartsDuration); err == nil && d < longest {
+		if longest, _ := time.ParseDuration(v1alpha1.DefaultNoRestartsDuration); err == nil && d < longest {
 			noRestarts = s
 		}
 	}
 	canary["noRestartsDuration"] = noRestarts
 	m.note("spec.strategy.canary.noRestartsDuration", "set to "+noRestarts+", the original's default for auto canaries "+
-		"(at most the duration): unset here, a restart late in the canary does not hold its promotion")
+		"(at most the duration): unset here, with autoPause and autoFail both disabled, a restart late in the canary does not hold its promotion")
+}
+
+// disabled says whether an autoPause or autoFail of the input says
+// enabled: false; left out, both are on, here as in the original.
+func disabled(check any) bool {
+	c, ok := check.(map[string]any)
+	return ok && c["enabled"] == false
 }

@@ -234,6 +234,36 @@ spec:
 	}
 }
 
+// The original's canary restart checks are ours, so nothing is written
+// for them, but for the one case where ours would differ: autoPause and
+// autoFail both disabled, where the original still held promotion on a
+// recent restart.
+func TestWritesOutTheOriginalsNoRestartsDurationOnlyWhereOursDiffers(t *testing.T) {
+	canary := func(fields string) string {
+		return "apiVersion: datadoghq.com/v1alpha1\nkind: ExtendedDaemonSet\nmetadata: {name: agent}\nspec:\n  strategy:\n    canary: {" + fields +
+			"}\n  template:\n    metadata: {labels: {app: agent}}\n    spec: {containers: [{name: agent, image: \"agent:1\"}]}\n"
+	}
+	for _, tc := range []struct{ name, fields, want string }{
+		{"defaults", "duration: 10m", ""},
+		{"one check on", "duration: 10m, autoPause: {enabled: false}", ""},
+		{"both checks off", "duration: 10m, autoPause: {enabled: false}, autoFail: {enabled: false}", "noRestartsDuration: 5m"},
+		{"both off, a short canary", "duration: 2m, autoPause: {enabled: false}, autoFail: {enabled: false}", "noRestartsDuration: 2m"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			r := runMigrate(strings.NewReader(canary(tc.fields)), "-f", "-")
+			g.Expect(r.code).To(gomega.Equal(cli.ExitOK), r.err)
+			g.Expect(r.out).NotTo(gomega.ContainSubstring("maxRestarts"), "the schema's defaults are the original's")
+			if tc.want == "" {
+				g.Expect(r.out).NotTo(gomega.ContainSubstring("noRestartsDuration"))
+				return
+			}
+			g.Expect(r.out).To(gomega.ContainSubstring(tc.want))
+			g.Expect(r.err).To(gomega.ContainSubstring("with autoPause and autoFail both disabled"))
+		})
+	}
+}
+
 // Every bad document is told, not only the first.
 func TestTellsEveryBadDocument(t *testing.T) {
 	g := gomega.NewWithT(t)

@@ -11,13 +11,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
 )
 
-// The defaults of CanaryAutoPause.MaxRestarts and CanaryAutoFail.MaxRestarts
-// in our schema, which the API server applies before its rules.
-const (
-	schemaAutoPauseMaxRestarts int32 = 2
-	schemaAutoFailMaxRestarts  int32 = 5
-)
-
 // strictDecoder refuses unknown and duplicate fields, and field names in
 // the wrong case, as the API server's field validation does.
 var strictDecoder = serializer.NewCodecFactory(cli.Scheme(), serializer.EnableStrict).UniversalDeserializer()
@@ -59,18 +52,18 @@ func (m *migration) validateExtendedDaemonSet(obj map[string]any) {
 		m.fail("spec.strategy.canary.noRestartsDuration (%s) is longer than the duration (%s), which ExtendedDaemonSet refuses: "+
 			"shorten it, or lengthen the duration", nr.Duration, duration)
 	}
-	if pause, fail := canary.AutoPause, canary.AutoFail; pause != nil && fail != nil {
-		pauseMax, failMax := schemaAutoPauseMaxRestarts, schemaAutoFailMaxRestarts
-		if pause.MaxRestarts != nil {
-			pauseMax = *pause.MaxRestarts
-		}
-		if fail.MaxRestarts != nil {
-			failMax = *fail.MaxRestarts
-		}
-		if failMax < pauseMax {
-			m.fail("spec.strategy.canary.autoFail.maxRestarts (%d) is below autoPause.maxRestarts (%d), which ExtendedDaemonSet "+
-				"refuses even when one of them is disabled: raise autoFail.maxRestarts", failMax, pauseMax)
-		}
+	// The API server applies the schema's defaults (both checks, with
+	// these limits) before its rules.
+	pauseMax, failMax := v1alpha1.DefaultAutoPauseMaxRestarts, v1alpha1.DefaultAutoFailMaxRestarts
+	if pause := canary.AutoPause; pause != nil && pause.MaxRestarts != nil {
+		pauseMax = *pause.MaxRestarts
+	}
+	if fail := canary.AutoFail; fail != nil && fail.MaxRestarts != nil {
+		failMax = *fail.MaxRestarts
+	}
+	if failMax < pauseMax {
+		m.fail("spec.strategy.canary.autoFail.maxRestarts (%d) is below autoPause.maxRestarts (%d), which ExtendedDaemonSet "+
+			"refuses even when one of them is disabled or left out: raise autoFail.maxRestarts", failMax, pauseMax)
 	}
 	manual := canary.ValidationMode == v1alpha1.CanaryValidationManual
 	if fail := canary.AutoFail; fail != nil && fail.CanaryTimeout != nil && !manual && fail.CanaryTimeout.Duration <= duration {

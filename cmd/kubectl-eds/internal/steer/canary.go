@@ -73,7 +73,10 @@ func canaryCommand(o *cli.Options) *cobra.Command {
 controller reads. Only metadata.annotations is written: a spec kept in git
 is left as it is. Each has a declarative twin in spec.strategy.canary
 (validate, skipStep, paused, unpause, fail, retry) for those who steer from
-git.`,
+git. Validate, skip-step, unpause and fail name the running canary instance
+(<replica set>@<instance>): they act on it alone, never on a later canary of
+the same replica set (after a retry, or a rollback and the same template
+again).`,
 	}
 	for _, action := range canaryActions {
 		cmd.AddCommand(canaryActionCommand(o, action))

@@ -8,10 +8,12 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
 
-// The controller acts on canary-validated and canary-failed only when
-// they name the canary's replica set, so a value left from an earlier
-// canary steers nothing; canary-paused, on the other hand, is "true" for
-// whatever canary runs, the next ones included.
+// The values of canary-validated, canary-failed, canary-unpaused and
+// canary-skip-step name the running canary instance
+// (canary.SteeringValue), so a value left from an earlier canary, of the
+// same replica set included, steers nothing, and acting on a later
+// instance always writes a new value; canary-paused, on the other hand, is
+// "true" for whatever canary runs, the next ones included.
 
 func validateCanary(t *target) (change, error) {
 	c, err := liveCanary(t, "validate")
@@ -19,10 +21,11 @@ func validateCanary(t *target) (change, error) {
 		return change{}, err
 	}
 	msg := fmt.Sprintf("canary %s of %s validated: the controller promotes it", c.ReplicaSet, t)
-	if t.eds.Annotations[v1alpha1.CanaryValidatedAnnotation] == c.ReplicaSet && !pausedByAnnotation(t) {
+	value := canary.SteeringValue(c)
+	if t.eds.Annotations[v1alpha1.CanaryValidatedAnnotation] == value && !pausedByAnnotation(t) {
 		return change{message: msg}, nil
 	}
-	set := map[string]*string{v1alpha1.CanaryValidatedAnnotation: ptr(c.ReplicaSet)}
+	set := map[string]*string{v1alpha1.CanaryValidatedAnnotation: ptr(value)}
 	return change{annotations: set, message: msg + endPause(t, set)}, nil
 }
 
@@ -77,10 +80,11 @@ func unpauseCanary(t *target) (change, error) {
 			"repair what the analysis measures, or decide with %s or %s", c.ReplicaSet, t, reasonOf(c), t.command("canary validate"), t.command("canary fail"))
 	}
 	msg := fmt.Sprintf("canary %s of %s unpaused: the controller lets it go on despite its auto-pause (%s)", c.ReplicaSet, t, reasonOf(c))
-	if t.eds.Annotations[v1alpha1.CanaryUnpausedAnnotation] == c.ReplicaSet {
+	value := canary.SteeringValue(c)
+	if t.eds.Annotations[v1alpha1.CanaryUnpausedAnnotation] == value {
 		return change{message: msg}, nil
 	}
-	return change{annotations: map[string]*string{v1alpha1.CanaryUnpausedAnnotation: ptr(c.ReplicaSet)}, message: msg}, nil
+	return change{annotations: map[string]*string{v1alpha1.CanaryUnpausedAnnotation: ptr(value)}, message: msg}, nil
 }
 
 func failCanary(t *target) (change, error) {
@@ -90,17 +94,18 @@ func failCanary(t *target) (change, error) {
 	}
 	msg := fmt.Sprintf("canary %s of %s failed: its nodes go back to the active template (%s); %s starts it again",
 		c.ReplicaSet, t, t.eds.Status.ActiveReplicaSet, t.command("canary retry"))
-	if t.eds.Annotations[v1alpha1.CanaryFailedAnnotation] == c.ReplicaSet && !pausedByAnnotation(t) {
+	value := canary.SteeringValue(c)
+	if t.eds.Annotations[v1alpha1.CanaryFailedAnnotation] == value && !pausedByAnnotation(t) {
 		return change{message: msg}, nil
 	}
-	set := map[string]*string{v1alpha1.CanaryFailedAnnotation: ptr(c.ReplicaSet)}
+	set := map[string]*string{v1alpha1.CanaryFailedAnnotation: ptr(value)}
 	return change{annotations: set, message: msg + endPause(t, set)}, nil
 }
 
 // retryCanary changes the retry token, and clears a canary-failed naming
-// the canary: the controller would otherwise fail the retried canary again
-// at once. Without a canary, it retries a domain bake whose analysis halted
-// the rollout.
+// the canary: the retried canary is a new instance, which ignores it, but
+// nothing is left behind to puzzle a reader. Without a canary, it retries
+// a domain bake whose analysis halted the rollout.
 func retryCanary(t *target) (change, error) {
 	if err := observed(t); err != nil {
 		return change{}, err
@@ -115,12 +120,9 @@ func retryCanary(t *target) (change, error) {
 		return change{}, fmt.Errorf("no canary of %s has failed: there is nothing to retry; %s shows where the rollout is", t, t.command("status"))
 	case !c.Failed:
 		return change{}, fmt.Errorf("canary %s of %s has not failed: there is nothing to retry; %s shows where it is", c.ReplicaSet, t, t.command("status"))
-	case t.eds.Spec.Strategy.Canary != nil && t.eds.Spec.Strategy.Canary.Fail == c.ReplicaSet:
-		return change{}, fmt.Errorf("spec.strategy.canary.fail names canary %s of %s, so a retry would fail it again at once: clear it where the spec is kept (git)",
-			c.ReplicaSet, t)
 	}
 	set := map[string]*string{v1alpha1.CanaryRetryAnnotation: ptr(time.Now().UTC().Format(time.RFC3339Nano))}
-	if t.eds.Annotations[v1alpha1.CanaryFailedAnnotation] == c.ReplicaSet {
+	if canary.Addresses(t.eds.Annotations[v1alpha1.CanaryFailedAnnotation], c) {
 		set[v1alpha1.CanaryFailedAnnotation] = nil
 	}
 	return change{annotations: set, message: fmt.Sprintf("canary %s of %s retried: the controller starts it again", c.ReplicaSet, t)}, nil

@@ -8,9 +8,10 @@ import (
 )
 
 // skipStep moves a canary with steps on from its current step. The
-// annotation names the canary's replica set and the step, so running the
-// command twice skips one step, not two, and a value left behind skips
-// nothing of the next canary.
+// annotation names the canary instance and the step, so running the
+// command twice skips one step, not two, a value left behind skips nothing
+// of the next canary, and the same step of a later instance of the same
+// replica set is skipped by a value that differs.
 func skipStep(t *target) (change, error) {
 	c, err := liveCanary(t, "skip a step of")
 	if err != nil {
@@ -26,7 +27,7 @@ func skipStep(t *target) (change, error) {
 		next = fmt.Sprintf("the controller starts step %d of %d", c.Step+1, len(strategy.Steps))
 	}
 	msg := fmt.Sprintf("step %d of canary %s of %s skipped: %s", c.Step, c.ReplicaSet, t, next)
-	value := canary.SkipValue(c.ReplicaSet, c.Step)
+	value := canary.SkipValue(c, c.Step)
 	if t.eds.Annotations[v1alpha1.CanarySkipStepAnnotation] == value {
 		return change{message: msg}, nil
 	}
