@@ -3,8 +3,8 @@ package model
 import (
 	"fmt"
 	"os"
-	"strings"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
