@@ -58,6 +58,10 @@ type Config struct {
 	// BarePod adds a pod without a controller, not the agent, to the
 	// namespace.
 	BarePod bool
+	// Untainted: nodes that are not Ready get no unreachable taint, as
+	// on a cluster without a node lifecycle controller (the simulated
+	// one); with it, such a node is no longer a place for a new pod.
+	Untainted bool
 	// Steps, Topology, Manual and Analysis are the settings turned on at
 	// the start (a canary always is).
 	Steps, Topology, Manual, Analysis bool
@@ -213,7 +217,9 @@ func (c *Cluster) buildSpec() v1alpha1.ExtendedDaemonSetSpec {
 	}
 	if c.flags.steps {
 		cs.Steps = []v1alpha1.CanaryStep{
-			{Replicas: intstr.FromInt32(1), Duration: &metav1.Duration{Duration: stepDuration}},
+			// 2 then 50%: on a cluster shrunk to 2 nodes, the second step
+			// resolves smaller than the first.
+			{Replicas: intstr.FromInt32(2), Duration: &metav1.Duration{Duration: stepDuration}},
 			{Replicas: intstr.FromString("50%"), Duration: &metav1.Duration{Duration: stepDuration}},
 		}
 	}
@@ -292,14 +298,14 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-func setNodeReady(n *corev1.Node, status corev1.ConditionStatus, now time.Time) {
+func setNodeReady(n *corev1.Node, status corev1.ConditionStatus, now time.Time, taint bool) {
 	for i := range n.Status.Conditions {
 		if cond := &n.Status.Conditions[i]; cond.Type == corev1.NodeReady && cond.Status != status {
 			cond.Status, cond.LastTransitionTime = status, metav1.Time{Time: now}
 		}
 	}
 	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeUnreachable })
-	if status != corev1.ConditionTrue {
+	if status != corev1.ConditionTrue && taint {
 		n.Spec.Taints = append(n.Spec.Taints,
 			corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
 			corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute})

@@ -13,6 +13,7 @@ func DrawConfig(rng *rand.Rand) Config {
 		Topology:      rng.IntN(4) == 0,
 		Manual:        rng.IntN(6) == 0,
 		Analysis:      rng.IntN(3) == 0,
+		Untainted:     rng.IntN(3) == 0,
 	}
 	if rng.IntN(4) == 0 {
 		cfg.MaxSurge = 1

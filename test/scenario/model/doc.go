@@ -28,6 +28,12 @@
 //     (replicaset_status.go), waitsForProgress (conditions.go);
 //   - stepBake (extendeddaemonset_bake.go).
 //
+// The passes run in one of the orders the controller's events allow: the
+// ExtendedDaemonSet's, then each replica set's, oldest first, again until
+// nothing changes. A node that turns NotReady gets the unreachable taints
+// a node lifecycle controller gives it, unless Config.Untainted says the
+// cluster has none (as the simulated cluster).
+//
 // Left out: in-place updates (markInPlace is not mirrored, so the InPlace
 // setting sets the spec field and the planner replaces pods as Standard),
 // failure backoff (no pod of the model ends in phase Failed), expectations

@@ -27,13 +27,14 @@ type knownFailure struct {
 }
 
 var knownOpen = []knownFailure{
-	// Item 1: a validate (or skip-step) value left behind promotes a later
-	// canary of the same replica set, brought back by a template change.
+	// Item 1: a validate (or skip-step) value given before a canary
+	// instance started (left from an earlier one of the same replica set,
+	// started again by a template change or a retry, or given while none
+	// could start) promotes it. The shrunk sequence needs the value.
 	{1, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
-		i := slices.IndexFunc(s, func(a scenario.Action) bool {
+		return slices.ContainsFunc(s, func(a scenario.Action) bool {
 			return a.Kind == scenario.Steer && (a.Steer == scenario.Validate || a.Steer == scenario.SkipStep)
 		})
-		return i >= 0 && slices.ContainsFunc(s[i:], templateChange)
 	}},
 	// Item 2: a template change while the ExtendedDaemonSet waits for the
 	// DaemonSet it replaces starts a canary beside the DaemonSet's pods.
@@ -75,6 +76,21 @@ var knownOpen = []knownFailure{
 	// node are counted as no surge, so another surge starts beside them.
 	{7, TwoAgents, func(cfg Config, s []scenario.Action, v Violation) bool {
 		return cfg.MaxSurge > 0 && strings.Contains(v.Detail, "(other)")
+	}},
+	// Item 8: steps that resolve smaller after the cluster shrank stop
+	// the canary step with an error before its judgement, so a person's
+	// fail is ignored.
+	{8, FailIgnored, func(_ Config, s []scenario.Action, v Violation) bool {
+		return strings.Contains(v.Detail, "steps must not shrink")
+	}},
+	// Item 4, the stale side: the canary's readiness is read from its
+	// replica set's status, which lags its pods, so a canary whose only
+	// pod was just evicted is promoted on no running pod. Not named by the
+	// issue; the promise is item 4's: never promote on fewer judged nodes
+	// than the canary asked for.
+	{4, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
+		return strings.Contains(v.Detail, "no available canary pod") && has(s, scenario.PodEvicted) &&
+			!has(s, scenario.NodeNotReady) && !has(s, scenario.PodCrashLoops) && !has(s, scenario.PodFails)
 	}},
 	// Item 11: with the defaults, a crash-looping canary is promoted at an
 	// instant its pods happen to be available.

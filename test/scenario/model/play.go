@@ -63,6 +63,10 @@ func (c *Cluster) Do(a scenario.Action) {
 			c.template = k
 		}
 	case scenario.Steer:
+		if inst := c.running(); inst != nil && a.Steer == scenario.FailCanary && c.steerTarget(a) == inst.replicaSet &&
+			(a.Via == scenario.ViaAnnotation || c.flags.canary) {
+			defer c.checkFailed(inst)
+		}
 		c.steer(a)
 	case scenario.PauseRollingUpdate, scenario.UnpauseRollingUpdate:
 		c.toggleValue(a.Via, v1alpha1.RollingUpdatePausedAnnotation, &c.twins.rollingPaused, a.Kind == scenario.PauseRollingUpdate)
@@ -257,7 +261,7 @@ func (c *Cluster) nodeAction(a scenario.Action) {
 		n.Spec.Unschedulable = false
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeUnschedulable })
 	case scenario.NodeNotReady:
-		setNodeReady(n, corev1.ConditionUnknown, c.now)
+		setNodeReady(n, corev1.ConditionUnknown, c.now, !c.cfg.Untainted)
 		// The node lifecycle controller marks its pods not ready.
 		for _, p := range c.pods {
 			if placement.TargetNode(p) == n.Name {
@@ -265,7 +269,7 @@ func (c *Cluster) nodeAction(a scenario.Action) {
 			}
 		}
 	case scenario.NodeReady:
-		setNodeReady(n, corev1.ConditionTrue, c.now)
+		setNodeReady(n, corev1.ConditionTrue, c.now, false)
 	}
 }
 

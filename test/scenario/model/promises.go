@@ -41,6 +41,9 @@ const (
 	ToldTwice Kind = "told-twice"
 	// NotOurs: the controller deletes only agent pods.
 	NotOurs Kind = "not-ours"
+	// FailIgnored: a person's fail for the running canary fails it at
+	// once, whatever else holds it.
+	FailIgnored Kind = "fail-ignored"
 )
 
 // Violation is a broken promise.
@@ -388,4 +391,12 @@ func (c *Cluster) ended() string {
 		return "waiting for a person: " + p.reason
 	}
 	return ""
+}
+
+// checkFailed checks that the canary instance a person just failed is no
+// longer running.
+func (c *Cluster) checkFailed(inst *instance) {
+	if c.running() == inst {
+		c.violate(FailIgnored, fmt.Sprintf("canary %s still runs after a person failed it: %s", inst.replicaSet, c.describe()))
+	}
 }
