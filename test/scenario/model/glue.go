@@ -118,6 +118,7 @@ func (c *Cluster) edsPass() {
 		}
 	}
 	c.stepBake()
+	c.sumReplicaSets(current)
 	// Model bookkeeping: the template "apply the failed one" comes back to.
 	if st.Canary != nil && st.Canary.Failed {
 		c.failedTemplate = c.templateOf[st.Canary.ReplicaSet]
@@ -772,4 +773,21 @@ func (c *Cluster) fitter(template *corev1.PodTemplateSpec) *placement.Fitter {
 	f := placement.NewFitter(template)
 	c.fitters[k] = f
 	return f
+}
+
+// sumReplicaSets mirrors the function of the same name in
+// extendeddaemonset_status.go.
+func (c *Cluster) sumReplicaSets(current *v1alpha1.ExtendedDaemonSetReplicaSet) {
+	st := &c.eds.Status
+	st.Desired, st.Current, st.Ready, st.Available, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0
+	for _, s := range c.sortedSets() {
+		if role := roleOf(c.eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
+			st.Desired += s.Status.Desired
+			st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		}
+		st.Current += s.Status.Current
+		st.Ready += s.Status.Ready
+		st.Available += s.Status.Available
+	}
+	st.UpToDate = current.Status.Current
 }

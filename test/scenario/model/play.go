@@ -17,28 +17,24 @@ import (
 // Play plays seq on the cluster, checking every promise after every
 // controller pass, then lets time pass quietly until the last template
 // change has ended or quiet has passed. It returns the promises broken,
-// the first of each kind.
+// the first of each kind: a broken promise does not stop the play, so one
+// known to be broken does not hide the others.
 func (c *Cluster) Play(seq []scenario.Action, quiet time.Duration) []Violation {
 	for i, a := range seq {
 		c.step = i + 1
 		c.Do(a)
-		if len(c.violations) > 0 {
-			return c.violations
-		}
 	}
 	c.step = len(seq) + 1
 	c.checkSpec()
 	c.quietFrom = c.now
-	for end := c.now.Add(quiet); c.now.Before(end) && len(c.violations) == 0; {
+	for end := c.now.Add(quiet); c.now.Before(end); {
 		if c.ended() != "" {
 			return c.violations
 		}
 		c.advance(tick)
 	}
-	if len(c.violations) == 0 {
-		if why := c.ended(); why == "" {
-			c.violate(NeverEnds, fmt.Sprintf("%s after the last action the rollout neither is Ready nor Stalled nor waits for a person: %s", quiet, c.describe()))
-		}
+	if why := c.ended(); why == "" {
+		c.violate(NeverEnds, fmt.Sprintf("%s after the last action the rollout neither is Ready nor Stalled nor waits for a person: %s", quiet, c.describe()))
 	}
 	return c.violations
 }
@@ -97,7 +93,7 @@ func (c *Cluster) Do(a scenario.Action) {
 // advance lets d pass, a tick at a time: the kubelet acts, then the
 // controller.
 func (c *Cluster) advance(d time.Duration) {
-	for d > 0 && len(c.violations) == 0 {
+	for d > 0 {
 		dt := min(d, tick)
 		d -= dt
 		c.now = c.now.Add(dt)
@@ -118,7 +114,7 @@ func (c *Cluster) settle() {
 			c.rsPass(ers)
 			c.check()
 		}
-		if len(c.violations) > 0 || c.fingerprint() == before {
+		if c.fingerprint() == before {
 			return
 		}
 	}
@@ -306,6 +302,10 @@ func (c *Cluster) podAction(a scenario.Action) {
 	case scenario.PodEvicted:
 		p.DeletionTimestamp = &metav1.Time{Time: c.now}
 	case scenario.PodReady:
+		if n := c.node(placement.TargetNode(p)); n == nil || !nodeReady(n) {
+			// No kubelet to report it.
+			return
+		}
 		delete(c.crashLoop, p.Name)
 		delete(c.held, p.Name)
 		start(p, c.now)

@@ -41,6 +41,8 @@ const (
 	ToldTwice Kind = "told-twice"
 	// NotOurs: the controller deletes only agent pods.
 	NotOurs Kind = "not-ours"
+	// Counters: no status says more pods available than desired.
+	Counters Kind = "counters"
 	// FailIgnored: a person's fail for the running canary fails it at
 	// once, whatever else holds it.
 	FailIgnored Kind = "fail-ignored"
@@ -80,6 +82,9 @@ type promises struct {
 	// skippedStep is the step a skip-step value last given for a replica
 	// set named.
 	skippedStep map[string]int32
+	// rolesChanged: the last ExtendedDaemonSet pass changed the active
+	// replica set or the running canary.
+	rolesChanged bool
 }
 
 // instance is one run of a canary: a replica set and the start its status
@@ -159,6 +164,7 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 		// applied again at one instant): the newer one is the one found.
 		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}})
 	}
+	c.rolesChanged = st.ActiveReplicaSet != before.ActiveReplicaSet || !sameInstance(runningCanary(&v1alpha1.ExtendedDaemonSet{Status: *before}), runningCanary(c.eds))
 	promoted := before.ActiveReplicaSet != "" && st.ActiveReplicaSet != before.ActiveReplicaSet && c.eds.Spec.Strategy.Canary != nil
 	var ended *instance
 	if promoted && before.Canary != nil && before.Canary.ReplicaSet == st.ActiveReplicaSet && !before.Canary.Failed {
@@ -178,6 +184,24 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 	}
 	if promoted {
 		c.checkPromotion(before, ended)
+	}
+}
+
+// checkCounters checks that no status counts more available pods than
+// desired ones, the ExtendedDaemonSet's (summed from its replica sets) or
+// a replica set's.
+func (c *Cluster) checkCounters() {
+	if st := c.eds.Status; st.Available > st.Desired {
+		when := ""
+		if c.rolesChanged {
+			when = " in the pass that changed the replica sets' roles"
+		}
+		c.violate(Counters, fmt.Sprintf("the ExtendedDaemonSet's status says %d/%d available%s: %s", st.Available, st.Desired, when, c.describe()))
+	}
+	for _, ers := range c.sortedSets() {
+		if st := ers.Status; st.Available > st.Desired && st.Status != v1alpha1.ReplicaSetUnknown {
+			c.violate(Counters, fmt.Sprintf("replica set %s says %d/%d available: %s", ers.Name, st.Available, st.Desired, c.describe()))
+		}
 	}
 }
 
@@ -265,8 +289,9 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 
 func (c *Cluster) creating(string) {}
 
-// check checks the budgets and the agents per node.
+// check checks the budgets, the agents per node and the counters.
 func (c *Cluster) check() {
+	c.checkCounters()
 	agents := map[string]int{}
 	available := map[string]bool{}
 	for _, p := range c.pods {
