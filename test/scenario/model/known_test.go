@@ -1,6 +1,7 @@
 package model
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 
@@ -31,6 +32,34 @@ type knownFailure struct {
 }
 
 var knownOpen = []knownFailure{
+	// Beyond item 13: failures the generator found that issue 22 does not
+	// name, reported with it, numbered from 14; they fail this test once
+	// the table is emptied, until they are fixed.
+
+	// 14: a canary node that goes NotReady stops being a candidate at once
+	// (its unreachable:NoSchedule taint), so the canary moves and takes a
+	// second node's agent down while the first node's, which it deleted,
+	// is still missing.
+	{14, Budget, func(_ Config, s []scenario.Action, v Violation) bool {
+		return has(s, scenario.NodeNotReady) && slices.ContainsFunc(s, templateChange)
+	}, false},
+	// 15: a node with two pods, neither of them of the replica set now
+	// responsible for it (a canary that took a surging node, a template
+	// abandoned mid-surge), counts as no surge in that replica set's plan
+	// and in the budget it shows the other one, which then surges on
+	// another node.
+	{15, TwoAgents, func(cfg Config, _ []scenario.Action, v Violation) bool {
+		return cfg.MaxSurge > 0 && strayPair.MatchString(v.Detail)
+	}, true},
+	// 16: the canary's readiness is read from its replica set's status,
+	// which lags its pods, so a canary whose only pod was just evicted is
+	// promoted on no running pod (item 4's promise: never promote on fewer
+	// judged nodes than the canary asked for).
+	{16, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
+		return strings.Contains(v.Detail, "no available canary pod") && has(s, scenario.PodEvicted) &&
+			!has(s, scenario.NodeNotReady) && !has(s, scenario.PodCrashLoops) && !has(s, scenario.PodFails)
+	}, false},
+
 	// Item 1: a validate (or skip-step) value given before a canary
 	// instance started (left from an earlier one of the same replica set,
 	// started again by a template change or a retry, or given while none
@@ -42,14 +71,14 @@ var knownOpen = []knownFailure{
 	}, false},
 	// Item 2: a template change while the ExtendedDaemonSet waits for the
 	// DaemonSet it replaces starts a canary beside the DaemonSet's pods.
-	{2, TwoAgents, func(cfg Config, s []scenario.Action, v Violation) bool {
-		return cfg.Handover && slices.ContainsFunc(s, templateChange) && strings.Contains(v.Detail, oldDSName)
-	}, false},
+	{2, TwoAgents, func(cfg Config, _ []scenario.Action, v Violation) bool {
+		return cfg.Handover && strings.Contains(v.Detail, "(canary) "+oldDSName) && strings.Contains(v.Detail, "(old)]")
+	}, true},
 	// Item 3: with spec.selector unset, the handover takes every pod
 	// without a controller in the namespace for an old agent.
 	{3, NotOurs, func(cfg Config, _ []scenario.Action, v Violation) bool {
 		return cfg.SelectorUnset && cfg.BarePod && strings.Contains(v.Detail, "pod database")
-	}, false},
+	}, true},
 	// Item 4: a canary node going NotReady leaves the canary judged on no
 	// running pod.
 	{4, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
@@ -65,36 +94,11 @@ var knownOpen = []knownFailure{
 	{6, NeverEnds, func(_ Config, s []scenario.Action, v Violation) bool {
 		return has(s, scenario.PodCrashLoops) && (strings.Contains(v.Detail, "Progressing/") || strings.Contains(v.Detail, "/RollingUpdate"))
 	}, false},
-	// Item 4, the budget side: a canary node that goes NotReady stops
-	// being a candidate at once (its unreachable:NoSchedule taint), so the
-	// canary moves and takes a second node's agent down while the first
-	// node's, which it deleted, is still missing. Not named by the issue;
-	// the fix of item 4 (what a canary does when its node goes NotReady)
-	// must keep the budget.
-	{4, Budget, func(_ Config, s []scenario.Action, v Violation) bool {
-		return has(s, scenario.NodeNotReady) && slices.ContainsFunc(s, templateChange)
-	}, false},
-	// Item 7, the surge side: pods of a template that is neither the
-	// active nor the running canary's (a canary abandoned by a revert or a
-	// third template) must go back within the budgets; two old pods on a
-	// node are counted as no surge, so another surge starts beside them.
-	{7, TwoAgents, func(cfg Config, s []scenario.Action, v Violation) bool {
-		return cfg.MaxSurge > 0 && strings.Contains(v.Detail, "(other)")
-	}, false},
 	// Item 8: steps that resolve smaller after the cluster shrank stop
 	// the canary step with an error before its judgement, so a person's
 	// fail is ignored.
 	{8, FailIgnored, func(_ Config, s []scenario.Action, v Violation) bool {
 		return strings.Contains(v.Detail, "steps must not shrink")
-	}, false},
-	// Item 4, the stale side: the canary's readiness is read from its
-	// replica set's status, which lags its pods, so a canary whose only
-	// pod was just evicted is promoted on no running pod. Not named by the
-	// issue; the promise is item 4's: never promote on fewer judged nodes
-	// than the canary asked for.
-	{4, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
-		return strings.Contains(v.Detail, "no available canary pod") && has(s, scenario.PodEvicted) &&
-			!has(s, scenario.NodeNotReady) && !has(s, scenario.PodCrashLoops) && !has(s, scenario.PodFails)
 	}, false},
 	// Item 12: the ExtendedDaemonSet's counters say more available than
 	// desired: summed in the pass that promotes (or starts, or drops, a
@@ -110,6 +114,10 @@ var knownOpen = []knownFailure{
 			slices.ContainsFunc(s, func(a scenario.Action) bool { return a.Kind == scenario.PodCrashLoops || a.Kind == scenario.PodFails })
 	}, false},
 }
+
+// strayPair matches a surging node whose two pods are neither of the
+// replica set responsible for the node.
+var strayPair = regexp.MustCompile(`\(canary node\): \[[^](]*\((active|old|other)\) [^](]*\((active|old|other)\)\]|\(active node\): \[[^](]*\((canary|old|other)\) [^](]*\((canary|old|other)\)\]`)
 
 func templateChange(a scenario.Action) bool {
 	return a.Kind == scenario.ApplyTemplate || a.Kind == scenario.Rollback

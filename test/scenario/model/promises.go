@@ -159,7 +159,8 @@ func (c *Cluster) running() *instance { return c.instanceOf(runningCanary(c.eds)
 func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transition string) {
 	c.order++
 	st := &c.eds.Status
-	if cs := st.Canary; cs != nil && cs.StartedAt != nil && !sameInstance(before.Canary, cs) {
+	if cs := st.Canary; cs != nil && cs.StartedAt != nil &&
+		(transition == canary.Started || transition == canary.Retried || !sameInstance(before.Canary, cs)) {
 		// Two instances may share a start (a template applied, changed and
 		// applied again at one instant): the newer one is the one found.
 		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}})
@@ -334,7 +335,11 @@ func (c *Cluster) check() {
 	var surging []string
 	for node, n := range agents {
 		if n > 1 {
-			surging = append(surging, fmt.Sprint(c.podsOn(node)))
+			part := "active node"
+			if cs := runningCanary(c.eds); cs != nil && slices.Contains(cs.Nodes, node) {
+				part = "canary node"
+			}
+			surging = append(surging, fmt.Sprintf("%s (%s): %v", node, part, c.podsOn(node)))
 			if c.cfg.MaxSurge == 0 {
 				c.violate(TwoAgents, fmt.Sprintf("node %s runs %d agents with maxSurge 0: %v", node, n, c.podsOn(node)))
 			}
@@ -342,7 +347,7 @@ func (c *Cluster) check() {
 	}
 	if len(surging) > c.cfg.MaxSurge && c.cfg.MaxSurge > 0 {
 		slices.Sort(surging)
-		c.violate(TwoAgents, fmt.Sprintf("%d nodes run two agents, maxSurge %d: %s", len(surging), c.cfg.MaxSurge, strings.Join(surging, " ")))
+		c.violate(TwoAgents, fmt.Sprintf("%d nodes run two agents, maxSurge %d: %s", len(surging), c.cfg.MaxSurge, strings.Join(surging, "; ")))
 	}
 }
 
