@@ -37,7 +37,8 @@ const (
 	NeverEnds Kind = "never-ends"
 	// SpecWritten: the controller never changes the spec.
 	SpecWritten Kind = "spec-written"
-	// ToldTwice: a canary instance starts, fails and is promoted once.
+	// ToldTwice: a canary instance fails and is promoted once (each
+	// CanaryStarted or CanaryRetried is a new instance).
 	ToldTwice Kind = "told-twice"
 	// NotOurs: the controller deletes only agent pods.
 	NotOurs Kind = "not-ours"

@@ -150,8 +150,8 @@ func TestToldTwiceIsCaught(t *testing.T) {
 	c := rolledOut(t, Config{})
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
 	before := c.eds.Status.DeepCopy()
-	c.afterEDSPass(before, canary.Started)
-	c.afterEDSPass(before, canary.Started)
+	c.afterEDSPass(before, canary.Failed)
+	c.afterEDSPass(before, canary.Failed)
 	wantViolation(t, c, ToldTwice)
 }
 
