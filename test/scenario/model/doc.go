@@ -26,7 +26,10 @@
 //     (replicaset_budget.go), topologyParams and judgeBakes (topology.go);
 //   - setReplicaSetStatus, progressed and replicaSetProgress
 //     (replicaset_status.go), waitsForProgress (conditions.go);
-//   - stepBake (extendeddaemonset_bake.go).
+//   - stepBake (extendeddaemonset_bake.go), sumReplicaSets
+//     (extendeddaemonset_status.go);
+//   - what ends a rollout (Ready, Stalled, or waiting for a person)
+//     follows canaryProgress, edsProgress and bakeProgress.
 //
 // The passes run in one of the orders the controller's events allow: the
 // ExtendedDaemonSet's, then each replica set's, oldest first, again until
