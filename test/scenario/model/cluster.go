@@ -105,6 +105,8 @@ type Cluster struct {
 	specErr error
 
 	fitters   map[int]*placement.Fitter
+	// requeueAt is the soonest pass a pass asked for, zero for none.
+	requeueAt time.Time
 	writes    int
 	hold      bool
 	held      map[string]bool

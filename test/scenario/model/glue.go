@@ -110,6 +110,7 @@ func (c *Cluster) edsPass() {
 			break
 		}
 		transition = res.Transition
+		c.requeue(res.RequeueAfter)
 		st.LastHandledRetry = res.LastHandledRetry
 		if res.Promote {
 			st.ActiveReplicaSet, st.Canary = current.Name, nil
@@ -218,6 +219,16 @@ func (c *Cluster) analysisOf(cs *v1alpha1.CanaryStatus, readyAt time.Time) *v1al
 	if phase == v1alpha1.AnalysisSuccessful {
 		inst.analysisPassed = true
 	}
+	// The controller measures on a schedule it requeues for: the model's
+	// next conclusion is when it looks again.
+	if len(inst.verdicts) == 0 && c.now.Before(readyAt.Add(defaultVerdictDelay)) {
+		c.requeue(readyAt.Add(defaultVerdictDelay).Sub(c.now))
+	}
+	for _, v := range inst.verdicts {
+		if v.at.After(c.now) {
+			c.requeue(v.at.Sub(c.now))
+		}
+	}
 	return &v1alpha1.AnalysisStatus{Phase: phase, Message: "model verdict " + string(phase)}
 }
 
@@ -246,13 +257,15 @@ func (c *Cluster) stepBake() {
 		if i := slices.IndexFunc(domains, func(s v1alpha1.DomainStatus) bool { return s.Name == b.Domain }); i >= 0 && domains[i].BakingSince != nil {
 			bakingSince = domains[i].BakingSince.Time
 		}
-		bake.Settle(b, bakingSince, bakeTimeOf(eds), c.now)
+		c.requeue(bake.Settle(b, bakingSince, bakeTimeOf(eds), c.now))
 	}
 	st.Bake = d.Status
 	st.Domains = nil
 	if active != nil {
 		st.Domains = bake.Verdicts(active.Status.Domains, st.Bake)
 	}
+	_, untilMessage := bake.Message(st.Domains, st.Bake, bakeTimeOf(eds), c.now)
+	c.requeue(untilMessage)
 }
 
 func bakeTimeOf(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
@@ -306,6 +319,7 @@ type observation struct {
 	input            rollout.Input
 	pods             map[string]*corev1.Pod
 	specErr          error
+	migrating        int
 	migrationWaiting string
 	unresponsive     map[string]bool
 	topologyKey      string
@@ -336,7 +350,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 	if obs.role == v1alpha1.ReplicaSetActive {
 		migrating, waiting := c.oldDaemonSetPods()
 		pods = append(pods, migrating...)
-		obs.migrationWaiting = waiting
+		obs.migrating, obs.migrationWaiting = len(migrating), waiting
 	}
 	obs.addPods(pods, c.nodes, ers.Name, responsible)
 	if obs.role == v1alpha1.ReplicaSetUnknown {
@@ -559,7 +573,14 @@ func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	plan := rollout.Compute(obs.input)
 	writes := c.act(ers, obs, plan)
 	c.setReplicaSetStatus(ers, obs, plan, writes)
+	c.requeue(plan.RequeueAfter)
+	if obs.migrating > 0 {
+		c.requeue(migrationPoll)
+	}
 }
+
+// migrationPoll mirrors the constant of the same name.
+const migrationPoll = 2 * time.Second
 
 // act carries the plan out at once (the model has no API errors nor cache
 // lag), noting for the promises what each write took down.
@@ -647,8 +668,12 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 		st.LastProgressTime = &metav1.Time{Time: c.now}
 	}
 	p := replicaSetProgress(obs, counts)
-	if p.waitsForProgress() && !c.now.Before(st.LastProgressTime.Add(progressDeadline)) {
-		p = progress{phase: phaseStalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}
+	if stalledAt := st.LastProgressTime.Add(progressDeadline); p.waitsForProgress() {
+		if c.now.Before(stalledAt) {
+			c.requeue(stalledAt.Sub(c.now) + time.Second)
+		} else {
+			p = progress{phase: phaseStalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}
+		}
 	}
 	c.progress[ers.Name] = p
 }

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -92,13 +93,32 @@ func (c *Cluster) Do(a scenario.Action) {
 
 // advance lets d pass, a tick at a time: the kubelet acts, then the
 // controller.
+//
+// The controller runs on events and on the requeues it asked for, as its
+// reconcilers do: a round in which the kubelet changed nothing and no
+// requeue came due runs no pass, so a decision that waits on time alone
+// without asking to be woken up waits forever.
 func (c *Cluster) advance(d time.Duration) {
 	for d > 0 {
 		dt := min(d, tick)
 		d -= dt
 		c.now = c.now.Add(dt)
-		c.kubelet()
-		c.settle()
+		if c.kubelet() || (!c.requeueAt.IsZero() && !c.now.Before(c.requeueAt)) {
+			c.settle()
+		} else {
+			c.check()
+		}
+	}
+}
+
+// requeue asks for a pass after d, as a reconcile's RequeueAfter does;
+// zero asks for none.
+func (c *Cluster) requeue(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	if at := c.now.Add(d); c.requeueAt.IsZero() || at.Before(c.requeueAt) {
+		c.requeueAt = at
 	}
 }
 
@@ -106,6 +126,8 @@ func (c *Cluster) advance(d time.Duration) {
 // as watch events would): the ExtendedDaemonSet pass, then each replica
 // set's, checking the promises after each.
 func (c *Cluster) settle() {
+	// Every pass asks again for what it waits on.
+	c.requeueAt = time.Time{}
 	for range 4 {
 		before := c.fingerprint()
 		c.edsPass()
@@ -120,14 +142,17 @@ func (c *Cluster) settle() {
 	}
 }
 
-// fingerprint is what a pass can change, to see when passes settle: the
-// roles and the pods written.
+// fingerprint is what a pass can change that another pass reads, to see
+// when passes settle: the roles, the bake, the pods written and the
+// replica sets' status, which the ExtendedDaemonSet's reconciler watches.
 type fingerprint struct {
 	active, canary string
 	step           int32
 	nodes          int
 	failed, paused bool
+	bake           string
 	writes         int
+	sets           uint64
 }
 
 func (c *Cluster) fingerprint() fingerprint {
@@ -136,6 +161,18 @@ func (c *Cluster) fingerprint() fingerprint {
 	if cs := st.Canary; cs != nil {
 		f.canary, f.step, f.nodes, f.failed, f.paused = cs.ReplicaSet, cs.Step, len(cs.Nodes), cs.Failed, cs.Paused
 	}
+	if b := st.Bake; b != nil {
+		f.bake = b.ReplicaSet + "/" + b.Domain + "/" + b.PassedThrough
+	}
+	h := fnv.New64a()
+	for _, ers := range c.sortedSets() {
+		s := ers.Status
+		fmt.Fprint(h, ers.Name, s.Status, s.Desired, s.Current, s.Ready, s.Available, s.UpToDate)
+		for _, d := range s.Domains {
+			fmt.Fprint(h, d.Name, d.State, d.UpToDate)
+		}
+	}
+	f.sets = h.Sum64()
 	return f
 }
 
@@ -338,13 +375,16 @@ func start(p *corev1.Pod, now time.Time) {
 // kubelet is one round of every kubelet: pods on vanished nodes are
 // collected, deleted pods on Ready nodes go, created pods start unless
 // held, crash-looping containers restart, and restarted ones come back.
-func (c *Cluster) kubelet() {
+// It reports whether it changed anything, which the controller hears of.
+func (c *Cluster) kubelet() bool {
+	changed := false
 	for _, p := range c.sortedPods() {
 		n := c.node(placement.TargetNode(p))
 		switch {
 		case n == nil:
 			delete(c.pods, p.Name)
 		case !nodeReady(n):
+			continue
 		case p.DeletionTimestamp != nil:
 			delete(c.pods, p.Name)
 			if c.ds != nil && p.Annotations[daemonSetPodAnnotation] != "" {
@@ -352,14 +392,21 @@ func (c *Cluster) kubelet() {
 				c.daemonSetPod(n.Name, false)
 			}
 		case c.held[p.Name]:
+			if len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting != nil {
+				continue
+			}
 			p.Status.Phase = corev1.PodPending
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: heldReason}}}}
 		case c.crashLoop[p.Name] && podReady(p):
 			restart(p, c.now)
 		case !podReady(p):
 			start(p, c.now)
+		default:
+			continue
 		}
+		changed = true
 	}
+	return changed
 }
 
 func (c *Cluster) verdict(a scenario.Action) {
