@@ -104,7 +104,7 @@ type Cluster struct {
 	// specErr is the error of the last canary step, when there was one.
 	specErr error
 
-	fitters   map[int]*placement.Fitter
+	fitters map[int]*placement.Fitter
 	// requeueAt is the soonest pass a pass asked for, zero for none.
 	requeueAt time.Time
 	writes    int
