@@ -600,7 +600,6 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observatio
 		if c.trace != nil {
 			c.trace("%s creates a pod on %s", ers.Name, node)
 		}
-		c.creating(node)
 		name := fmt.Sprintf("%s-%s-%d", ers.Name, node, c.serial)
 		c.serial++
 		pod := placement.NewPod(&ers.Spec.Template, node, map[string]string{

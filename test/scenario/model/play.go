@@ -27,7 +27,6 @@ func (c *Cluster) Play(seq []scenario.Action, quiet time.Duration) []Violation {
 	}
 	c.step = len(seq) + 1
 	c.checkSpec()
-	c.quietFrom = c.now
 	for end := c.now.Add(quiet); c.now.Before(end); {
 		if c.ended() != "" {
 			return c.violations

@@ -68,7 +68,6 @@ func (v Violation) String() string {
 type promises struct {
 	step       int
 	start      time.Time
-	quietFrom  time.Time
 	violations []Violation
 	// order is a logical clock: actions and passes in the order they
 	// happened, as several happen at one model instant.
@@ -288,8 +287,6 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 	}
 	c.disrupted[node] = true
 }
-
-func (c *Cluster) creating(string) {}
 
 // check checks the budgets, the agents per node and the counters.
 func (c *Cluster) check() {
