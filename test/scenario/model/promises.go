@@ -215,6 +215,11 @@ func (c *Cluster) checkSpec() {
 
 func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst *instance) {
 	rs := c.eds.Status.ActiveReplicaSet
+	if c.fitting(&c.eds.Spec.Template) == 0 {
+		// No node runs the template: there is nothing to canary, and
+		// nothing to wait for.
+		return
+	}
 	if inst == nil {
 		c.violate(Promotion, fmt.Sprintf("%s promoted over %s with no canary of it running (no CanaryStarted, no duration, no analysis)", rs, before.ActiveReplicaSet))
 		return
@@ -242,7 +247,7 @@ func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst 
 	if strategy.ValidationMode == v1alpha1.CanaryValidationManual {
 		why = append(why, "manual validation, not validated since it started")
 	}
-	if judged := c.judgedNodes(rs, before.Canary.Nodes); judged == 0 && c.fitting(&c.eds.Spec.Template) > 0 {
+	if judged := c.judgedNodes(rs, before.Canary.Nodes); judged == 0 {
 		why = append(why, fmt.Sprintf("no available canary pod on a Ready canary node (canary nodes %v)", before.Canary.Nodes))
 	}
 	if len(why) > 0 {
