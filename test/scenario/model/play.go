@@ -191,7 +191,9 @@ func (c *Cluster) revisionBack(n int) (int, bool) {
 	return c.templateOf[earlier[(n-1+len(earlier))%len(earlier)].Name], true
 }
 
-// steer gives a steering value for a replica set.
+// steer gives a steering value for a replica set, written as kubectl eds
+// writes it (cmd/kubectl-eds/internal/steer): when that form changes, so
+// must this one.
 func (c *Cluster) steer(a scenario.Action) {
 	target := c.steerTarget(a)
 	var step int32 = 1
