@@ -85,7 +85,7 @@ test: verify vet lint ## Run every test against the harness (envtest and simulat
 # their tests. KUBEBUILDER_ASSETS is unset so that a test that fails to skip
 # fails rather than quietly starting an API server.
 UNIT_PACKAGES := ./analysis/... ./api/... ./cmd/... ./controllers/... ./test/argocd/... ./test/demo/... ./test/exporters/... \
-	./test/harness/... ./test/invariants/... ./test/manifests/...
+	./test/harness/... ./test/invariants/... ./test/manifests/... ./test/scenario/...
 
 .PHONY: unit
 unit: ## Run the tests that need no API server.
