@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -136,6 +137,43 @@ func TestMigrationFromDaemonSetReplacesItsPodsUnderMaxUnavailable(t *testing.T) 
 	s.g.Expect(k8s.Delete(s.ctx, legacy, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(gomega.Succeed())
 	s.replaceOldPods(eds.Name, old, func(string) string { return ers })
 	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
+}
+
+// A template change pushed while the ExtendedDaemonSet waits for the
+// DaemonSet starts a canary on nodes that run the DaemonSet's pods: the
+// canary sees them as the old pods of its nodes, waits with the active
+// replica set, and replaces them, under the one budget, once the DaemonSet
+// is gone. No node ever runs two agents.
+func TestCanaryDuringHandoverPutsNoSecondAgentBesideTheDaemonSetPod(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{s.createNode("a", nil), s.createNode("b", nil)}
+	legacy, old := s.legacyDaemonSet(map[string]string{"app": "legacy"}, nodes...)
+
+	eds := s.newEDS("agent", imageV2)
+	eds.Annotations = map[string]string{v1alpha1.OldDaemonSetAnnotation: legacy.Name}
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Replicas: ptr.To(intstr.FromInt32(1)), ValidationMode: v1alpha1.CanaryValidationManual}
+	s.create(eds)
+	active := s.activeReplicaSet(eds.Name)
+	s.expectWaitingForOldDaemonSet(eds.Name)
+
+	s.setImage(eds, imageV3)
+	canary, canaryNodes := s.runningCanary(eds.Name)
+	s.g.Expect(canaryNodes).To(gomega.HaveLen(1))
+	s.g.Consistently(func(g gomega.Gomega) {
+		for _, pod := range old {
+			g.Expect(s.gone(g, pod)).To(gomega.BeFalse(), "a pod its DaemonSet would recreate was deleted")
+		}
+		g.Expect(placed(s.podsOf(g, canary))).To(gomega.BeEmpty(), "a canary pod beside a DaemonSet pod")
+		g.Expect(placed(s.podsOf(g, active))).To(gomega.BeEmpty(), "a second agent beside a DaemonSet pod")
+	}).WithTimeout(3 * time.Second).Should(gomega.Succeed())
+
+	s.g.Expect(k8s.Delete(s.ctx, legacy, client.PropagationPolicy(metav1.DeletePropagationOrphan))).To(gomega.Succeed())
+	s.replaceOldPods(eds.Name, old, func(node string) string {
+		if node == canaryNodes[0] {
+			return canary
+		}
+		return active
+	})
 }
 
 // With the DaemonSet gone and spec.selector unset (or empty, which selects

@@ -87,7 +87,15 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	}
 	obs.addNodes(nodes, &ers.Spec.Template, responsible)
 	var old handover
-	if obs.role == v1alpha1.ReplicaSetActive {
+	if obs.role != v1alpha1.ReplicaSetUnknown {
+		// Every replica set that places pods, the canary's too, takes the
+		// old DaemonSet's pods for the old pods of its nodes and holds
+		// them while the DaemonSet manages them. A canary started during
+		// the handover that did not would find its nodes empty and put a
+		// second agent beside the DaemonSet's pod; seen by both, the old
+		// pods count in the one budget whichever replica set replaces
+		// them. This is simpler than holding the canary back, which would
+		// need the ExtendedDaemonSet's reconcile to read the DaemonSet too.
 		if old, err = r.oldDaemonSetPods(ctx, eds); err != nil {
 			return nil, err
 		}
