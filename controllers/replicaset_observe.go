@@ -2,17 +2,13 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
@@ -88,13 +84,21 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		}
 	}
 	obs.addNodes(nodes, &ers.Spec.Template, responsible)
-	if obs.role == v1alpha1.ReplicaSetActive {
-		migrating, waiting, err := r.oldDaemonSetPods(ctx, eds)
-		if err != nil {
+	var old handover
+	if obs.role != v1alpha1.ReplicaSetUnknown {
+		// Every replica set that places pods, the canary's too, takes the
+		// old DaemonSet's pods for the old pods of its nodes and holds
+		// them while the DaemonSet manages them. A canary started during
+		// the handover that did not would find its nodes empty and put a
+		// second agent beside the DaemonSet's pod; seen by both, the old
+		// pods count in the one budget whichever replica set replaces
+		// them. This is simpler than holding the canary back, which would
+		// need the ExtendedDaemonSet's reconcile to read the DaemonSet too.
+		if old, err = r.oldDaemonSetPods(ctx, eds); err != nil {
 			return nil, err
 		}
-		cached = append(cached, migrating...)
-		obs.migrating, obs.migrationWaiting = len(migrating), waiting
+		cached = append(cached, old.pods...)
+		obs.migrating, obs.migrationWaiting = len(old.pods), old.waiting
 	}
 	pods := r.expectations.Apply(edsKey(eds), cached, now)
 	obs.addPods(pods, nodes, ers.Name, responsible)
@@ -114,6 +118,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		}
 	}
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes), now)
+	obs.specErr = errors.Join(obs.specErr, old.refused)
 	obs.deadline = progressDeadline(eds)
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
@@ -296,55 +301,4 @@ func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		err = fmt.Errorf("spec.strategy.rollingUpdate: maxUnavailable and maxSurge both resolve to 0 for %d nodes: the rolling update could never make progress", desired)
 	}
 	return p, err
-}
-
-// oldDaemonSetPods returns the pods of the DaemonSet the
-// extendeddaemonset.io/old-daemonset annotation names, which the active
-// replica set replaces as old pods, and, while they may not be replaced
-// yet, why. They carry no label of ours, so they are read from the API
-// server rather than the cache, and only while the annotation is there.
-//
-// A DaemonSet recreates any pod of its own that is deleted, whatever its
-// update strategy: its pods are replaced only once it no longer manages
-// them, deleted with --cascade=orphan. Until then they hold their nodes, so
-// no node ever runs two agents. Once the DaemonSet is gone, its orphans are
-// the pods without a controller that the ExtendedDaemonSet's selector
-// matches.
-func (r *ReplicaSetReconciler) oldDaemonSetPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) (pods []*corev1.Pod, waiting string, err error) {
-	name := eds.Annotations[v1alpha1.OldDaemonSetAnnotation]
-	if name == "" {
-		return nil, "", nil
-	}
-	ds := &appsv1.DaemonSet{}
-	selector := eds.Spec.Selector.AsMeta()
-	switch err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ds); {
-	case apierrors.IsNotFound(err):
-		ds = nil
-	case err != nil:
-		return nil, "", fmt.Errorf("getting DaemonSet %s to migrate from: %w", name, err)
-	default:
-		selector = ds.Spec.Selector
-	}
-	sel, err := metav1.LabelSelectorAsSelector(selector)
-	if err != nil {
-		return nil, "", fmt.Errorf("selector of the pods of DaemonSet %s: %w", name, err)
-	}
-	var list corev1.PodList
-	if err := r.APIReader.List(ctx, &list, client.InNamespace(eds.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return nil, "", fmt.Errorf("listing pods of DaemonSet %s: %w", name, err)
-	}
-	for i := range list.Items {
-		pod := &list.Items[i]
-		if _, ours := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]; ours {
-			continue
-		}
-		if ref := metav1.GetControllerOf(pod); ref == nil || (ds != nil && ref.UID == ds.UID) {
-			pods = append(pods, pod)
-		}
-	}
-	if ds != nil && ds.DeletionTimestamp.IsZero() && len(pods) > 0 {
-		waiting = fmt.Sprintf("DaemonSet %s still manages its pods and would recreate any pod replaced: "+
-			"delete it with `kubectl delete daemonset %s --cascade=orphan` to migrate", name, name)
-	}
-	return pods, waiting, nil
 }

@@ -54,7 +54,11 @@ const (
 	// OldDaemonSetAnnotation names a DaemonSet in the same namespace whose pods
 	// are replaced by rolling update, to migrate without downtime. They are
 	// replaced once the DaemonSet is deleted with --cascade=orphan (a live
-	// DaemonSet recreates its deleted pods); until then they hold their nodes.
+	// DaemonSet recreates its deleted pods); until then they hold their nodes,
+	// a canary's nodes included. Its pods are those it controls and those
+	// without a controller that its selector matches (once it is gone, the
+	// ExtendedDaemonSet's); a selector naming no label value stands for the
+	// template labels, so no other application's pod is ever replaced.
 	OldDaemonSetAnnotation = "extendeddaemonset.io/old-daemonset"
 	// TemplateHashAnnotation holds the hash of the pod template of a replica set.
 	TemplateHashAnnotation = "extendeddaemonset.io/template-hash"

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -30,7 +31,9 @@ const migrationReaction = 5 * time.Second
 // hold their nodes (no second agent, none deleted); once it is deleted with
 // --cascade=orphan, its pods are replaced under maxUnavailable, no node goes
 // without a Ready agent pod for longer than it takes to delete one pod and
-// start another, and the ExtendedDaemonSet ends rolled out.
+// start another, and the ExtendedDaemonSet ends rolled out. Its selector is
+// unset, which means its template labels: a bare pod of another
+// application in the namespace is no orphan of the DaemonSet, and stays.
 func TestMigrationFromNativeDaemonSet(t *testing.T) {
 	s := newScenario(t)
 	const group = "migration"
@@ -40,14 +43,26 @@ func TestMigrationFromNativeDaemonSet(t *testing.T) {
 	// Same pod labels as the ExtendedDaemonSet's, as a Service selecting
 	// the agent needs: the DaemonSet is told apart by owner, not by label.
 	eds := agentEDS(s.ns, "agent", "v2")
+	eds.Spec.Selector = nil
 	eds.Spec.Template.Spec.NodeSelector = onGroup(group)
 	legacy := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "legacy-agent", Namespace: s.ns},
 		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: eds.Spec.Selector.MatchLabels},
+			Selector: &metav1.LabelSelector{MatchLabels: eds.Spec.Template.Labels},
 			Template: *eds.Spec.Template.DeepCopy(),
 		},
 	}
+	database := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "database", Namespace: s.ns, Labels: map[string]string{"app": "database"}},
+		Spec:       corev1.PodSpec{NodeName: nodes[0], Containers: []corev1.Container{{Name: "db", Image: "registry.example/database:1"}}},
+	}
+	s.g.Expect(env.Client.Create(s.ctx, database)).To(gomega.Succeed())
+	// Registered after the scenario's cleanup, so it runs first: the
+	// scenario waits for the namespace to have no pod left.
+	t.Cleanup(func() {
+		err := env.Client.Delete(context.Background(), database, client.GracePeriodSeconds(0))
+		s.g.Expect(client.IgnoreNotFound(err)).To(gomega.Succeed())
+	})
 	legacy.Spec.Template.Spec.Containers[0].Image = agentImage("v1")
 	s.g.Expect(env.Client.Create(s.ctx, legacy)).To(gomega.Succeed())
 	agents := labels.SelectorFromSet(eds.Spec.Template.Labels).String()
@@ -99,12 +114,17 @@ func TestMigrationFromNativeDaemonSet(t *testing.T) {
 	s.g.Expect(seen.LongestGap).To(gomega.BeNumerically("<=", seen.SlowestDeletion+seen.SlowestStart+migrationReaction),
 		"node %s went without a Ready pod for longer than a pod deletion (%s) and start (%s) take", seen.GapNode, seen.SlowestDeletion, seen.SlowestStart)
 	s.expectEvent(eds, "RolledOut")
+	live := &corev1.Pod{}
+	s.g.Expect(env.Client.Get(s.ctx, client.ObjectKeyFromObject(database), live)).To(gomega.Succeed(), "the database pod was deleted")
+	s.g.Expect(live.UID).To(gomega.Equal(database.UID), "the database pod was replaced")
+	s.g.Expect(live.DeletionTimestamp).To(gomega.BeNil(), "the database pod was taken for an old agent")
 }
 
-// orphansOf lists the live pods eds's selector matches that no controller
-// owns: a DaemonSet's pods once it was deleted with --cascade=orphan.
+// orphansOf lists the live pods with eds's template labels that no
+// controller owns: a DaemonSet's pods once it was deleted with
+// --cascade=orphan.
 func (s *scenario) orphansOf(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) []corev1.Pod {
-	return s.podsWhere(g, eds.Namespace, eds.Spec.Selector.MatchLabels, func(pod *corev1.Pod) bool {
+	return s.podsWhere(g, eds.Namespace, eds.Spec.Template.Labels, func(pod *corev1.Pod) bool {
 		return metav1.GetControllerOf(pod) == nil && pod.DeletionTimestamp == nil
 	})
 }
