@@ -121,7 +121,7 @@ bench: ## Micro-benchmarks, then the manager against the native DaemonSet contro
 CHAOS_FUZZTIME ?= 2m
 
 .PHONY: chaos
-chaos: ## Chaos suite at full scale (500 nodes, 20 manager kills, 10% API faults, a failover) and its table, then every fuzz target.
+chaos: ## Chaos suite at full scale (500 nodes, 20 manager kills, 10% API faults, a failover, a random walk of 300 actions) and its table, then every fuzz target.
 	assets=$$(test/tools/testbin.sh | tail -n 1); \
 	KUBEBUILDER_ASSETS=$$assets CHAOS=full go test ./test/chaos/ -count=1 -v -timeout 60m
 	FUZZTIME=$(CHAOS_FUZZTIME) test/tools/fuzz.sh

@@ -666,7 +666,8 @@ func restarts(pod *corev1.Pod) int32 {
 
 // progress pushes the deadline of the pod's ExtendedDaemonSet when a node
 // gains an available pod of a replica set, or loses one, for the first
-// time since the last change, or when a container restarts.
+// time since the last change, or when a container of the running canary
+// restarts (noRestartsDuration holds its promotion from then on).
 func (c *Checker) progress(prev podInfo, known bool, info podInfo, deleted bool, now time.Time) {
 	key := info.node + "/" + info.replicaSet
 	switch {
@@ -675,8 +676,10 @@ func (c *Checker) progress(prev podInfo, known bool, info podInfo, deleted bool,
 	case info.ready && !info.terminating && (!known || !prev.ready || prev.terminating):
 		c.moved(info.eds, key, now)
 	}
-	if known && info.restarts > prev.restarts {
-		c.moved(info.eds, "", now)
+	if s := c.sets[info.eds]; s != nil && known && info.restarts > prev.restarts {
+		if cs := s.eds.Status.Canary; cs != nil && cs.ReplicaSet == info.replicaSet {
+			c.moved(info.eds, "", now)
+		}
 	}
 }
 

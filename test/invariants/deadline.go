@@ -19,8 +19,8 @@ import (
 // longer than its spec allows (progressDeadlineSeconds, the canary's
 // duration or steps, its analysis, a domain's bake) plus the slack, counted
 // from the last thing that moved: the change, a node gaining an available
-// pod of a replica set (or losing one), a node changing, a container
-// restarting.
+// pod of a replica set (or losing one), a node changing, a container of the
+// running canary restarting.
 const Hanging Rule = "Hanging"
 
 // DefaultDeadlineSlack is the reaction delay the Hanging rule gives the
@@ -37,7 +37,7 @@ type episode struct {
 	cause string
 	start time.Time
 	// last is when something last moved: the change, progress, a node or
-	// a restart.
+	// a canary restart.
 	last time.Time
 	// baseline is the status when the change was seen: a steering value
 	// leaves the status as it was until the controller reacts, so only
@@ -297,7 +297,7 @@ func (c *Checker) checkDeadlines(now time.Time) {
 			continue
 		}
 		ep.reported = true
-		c.violate(now, Hanging, "eds %s: %s (at %s) neither Ready nor Stalled nor waiting for a person %s after it and %s after the last progress, node change or restart; allowed %s; %s",
+		c.violate(now, Hanging, "eds %s: %s (at %s) neither Ready nor Stalled nor waiting for a person %s after it and %s after the last progress, node change or canary restart; allowed %s; %s",
 			s.eds.Name, ep.cause, ep.start.Format("15:04:05.000"), now.Sub(ep.start).Round(time.Second), now.Sub(ep.last).Round(time.Second),
 			parts, where(s.eds))
 	}

@@ -24,9 +24,10 @@
 //     analysis, a domain's bake) plus a reaction delay, counted from the
 //     last thing that moved: the change, a node gaining an available pod of
 //     a replica set for the first time since (a pod that flaps is no
-//     progress), a node changing, a container restarting. The default
-//     progress deadline of 600s keeps the rule quiet in tests shorter than
-//     that; a test that wants it to bite sets a short one.
+//     progress), a node changing, a container of the running canary
+//     restarting. The default progress deadline of 600s keeps the rule
+//     quiet in tests shorter than that; a test that wants it to bite sets a
+//     short one.
 //
 // An agent that fails on its own, or is evicted (its DisruptionTarget
 // condition True), is not the rollout's doing; the rollout may not add to

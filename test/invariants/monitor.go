@@ -34,6 +34,8 @@ type Options struct {
 	Grace time.Duration
 	// DeadlineSlack is the Checker's; DefaultDeadlineSlack when zero.
 	DeadlineSlack time.Duration
+	// ReactionTime is the Checker's; DefaultReactionTime when zero.
+	ReactionTime time.Duration
 }
 
 // Monitor feeds a Checker from watches of one namespace's pods and
@@ -90,6 +92,7 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, opts Options
 	m := &Monitor{cancel: cancel, done: make(chan struct{}), opts: opts, checker: NewChecker(ControllerFieldManager)}
 	m.checker.Grace = opts.Grace
 	m.checker.DeadlineSlack = opts.DeadlineSlack
+	m.checker.ReactionTime = opts.ReactionTime
 	m.checker.Note = m.note
 	for _, obj := range []client.Object{&corev1.Node{}, &v1alpha1.ExtendedDaemonSet{}, &corev1.Pod{}} {
 		inf, err := c.GetInformer(runCtx, obj)
