@@ -2,6 +2,7 @@ package invariants
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -86,36 +87,48 @@ func (s *setState) observeSteering(now time.Time) {
 	}
 }
 
-// givenSince says whether one of sources holds one of values, given at or
-// after start: a value left from before is not given for what started
-// later. start comes from the controller's status, written in whole
-// seconds, so a value given within the second before counts.
-func (s *setState) givenSince(start time.Time, sources []steeringSource, values ...string) bool {
+// givenSince says whether one of sources holds a value that names says
+// is for the canary, given at or after start: a value left from before is
+// not given for what started later, whatever it names. start comes from
+// the controller's status, written in whole seconds, so a value given
+// within the second before counts.
+func (s *setState) givenSince(start time.Time, names func(string) bool, sources ...steeringSource) bool {
 	for _, src := range sources {
-		g := s.steering[src]
-		for _, v := range values {
-			if v != "" && g.value == v && !g.since.Before(start.Truncate(time.Second)) {
-				return true
-			}
+		if g := s.steering[src]; g.value != "" && names(g.value) && !g.since.Before(start.Truncate(time.Second)) {
+			return true
 		}
 	}
 	return false
 }
 
+// namesReplicaSet says whether a validate value names replica set rs: the
+// name alone, or with the instance it was given for after an "@". Which
+// instance a value is for is judged by when it was given, not by what it
+// says.
+func namesReplicaSet(value, rs string) bool {
+	name, _, _ := strings.Cut(value, "@")
+	return name == rs
+}
+
 // validated says whether a person validated the instance of replica set rs
 // that started at start.
 func (s *setState) validated(rs string, start time.Time) bool {
-	return s.givenSince(start, []steeringSource{validateAnnotation, validateSpec}, rs)
+	return s.givenSince(start, func(v string) bool { return namesReplicaSet(v, rs) }, validateAnnotation, validateSpec)
 }
 
 // skipped says whether a person asked to skip step of the instance of rs
-// recorded in cs since that step started. The annotation may hold the bare
+// recorded in cs since that step started: a value "<replica set>/<step>"
+// (the replica set as validate names it), or, for the annotation, the bare
 // step number.
 func (s *setState) skipped(rs string, cs *v1alpha1.CanaryStatus, step int32) bool {
-	value := rs + "/" + strconv.Itoa(int(step))
+	n := strconv.Itoa(int(step))
+	names := func(v string) bool {
+		i := strings.LastIndex(v, "/")
+		return i >= 0 && v[i+1:] == n && namesReplicaSet(v[:i], rs)
+	}
 	start := stepStart(cs, step)
-	return s.givenSince(start, []steeringSource{skipAnnotation}, value, strconv.Itoa(int(step))) ||
-		s.givenSince(start, []steeringSource{skipSpec}, value)
+	return s.givenSince(start, func(v string) bool { return v == n || names(v) }, skipAnnotation) ||
+		s.givenSince(start, names, skipSpec)
 }
 
 // observeCanary follows the canary instance the status shows, judges each

@@ -105,6 +105,15 @@ func TestValidatedCanaryMayBePromotedAtOnce(t *testing.T) {
 	g.Expect(f.settle()).To(gomega.BeEmpty())
 }
 
+// kubectl eds names the instance it validates after the replica set.
+func TestValidationNamingTheInstanceMayPromoteAtOnce(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := canaryFleet(t, true)
+	f.annotate(v1alpha1.CanaryValidatedAnnotation, "v2@k3x9")
+	f.writeStatus(promote)
+	g.Expect(f.settle()).To(gomega.BeEmpty())
+}
+
 func TestValidatedThroughTheSpecTwinMayBePromotedAtOnce(t *testing.T) {
 	g := gomega.NewWithT(t)
 	f := canaryFleet(t, true)
@@ -313,13 +322,27 @@ func TestLeftoverSkipOfAnEarlierCanaryIsCaught(t *testing.T) {
 }
 
 func TestLastStepSkippedByAPersonPromotesAtOnce(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := stepsFleet(t)
-	f.passStep()
-	f.passStep()
-	f.annotate(v1alpha1.CanarySkipStepAnnotation, "3")
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
+	for _, value := range []string{"3", "v2/3", "v2@k3x9/3"} {
+		g := gomega.NewWithT(t)
+		f := stepsFleet(t)
+		f.passStep()
+		f.passStep()
+		f.annotate(v1alpha1.CanarySkipStepAnnotation, value)
+		f.writeStatus(promote)
+		g.Expect(f.settle()).To(gomega.BeEmpty(), value)
+	}
+}
+
+func TestSkipOfAnotherReplicaSetOrStepIsCaught(t *testing.T) {
+	for _, value := range []string{"2", "v3/3", "v2/2", "v2x@k3x9/3"} {
+		g := gomega.NewWithT(t)
+		f := stepsFleet(t)
+		f.passStep()
+		f.passStep()
+		f.annotate(v1alpha1.CanarySkipStepAnnotation, value)
+		f.writeStatus(promote)
+		g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}), value)
+	}
 }
 
 // evict has the first pod on node evicted: the API server marks it
