@@ -159,16 +159,24 @@ func (w *walker) steer(a actions.Action) string {
 		annotation, twin = v1alpha1.CanaryRetryAnnotation, func(c *v1alpha1.CanaryStrategy) { c.Retry = value }
 	}
 	if a.Via == actions.ViaAnnotation {
-		return w.update(func(eds *v1alpha1.ExtendedDaemonSet) { annotate(eds, annotation, value) }) + fmt.Sprintf(" %s=%s", annotation, value)
+		return orSkipped(w.update(func(eds *v1alpha1.ExtendedDaemonSet) { annotate(eds, annotation, value) }), fmt.Sprintf("%s=%s", annotation, value))
 	}
 	if w.get().Spec.Strategy.Canary == nil {
 		return "skipped: no canary strategy for the spec twin"
 	}
-	return w.update(func(eds *v1alpha1.ExtendedDaemonSet) {
+	return orSkipped(w.update(func(eds *v1alpha1.ExtendedDaemonSet) {
 		if eds.Spec.Strategy.Canary != nil {
 			twin(eds.Spec.Strategy.Canary)
 		}
-	}) + " spec twin = " + value
+	}), "spec twin "+value)
+}
+
+// orSkipped is what was done, unless why says it was skipped.
+func orSkipped(why, done string) string {
+	if why != "" {
+		return why
+	}
+	return done
 }
 
 // pauseOrFreeze sets or clears a pause or the freeze, through its

@@ -56,7 +56,7 @@ func TestRandomWalk(t *testing.T) {
 	w.create()
 	w.waitReady()
 
-	seq := actions.Draw(s.rng, prof.walkSteps, actions.Options{MaxWait: prof.walkMaxWait, Zones: walkZones})
+	seq := actions.Draw(s.rng, prof.walkSteps, walkOptions())
 	t.Logf("walk of %d actions, seed %d (replay: CHAOS_SEED=%d go test ./test/chaos/ -run 'TestRandomWalk$'):\n%s",
 		len(seq), seed, seed, actions.Story(seq))
 	start := time.Now()
@@ -68,6 +68,17 @@ func TestRandomWalk(t *testing.T) {
 	w.log = append(w.log, fmt.Sprintf("     every change ended %s after the walk started", time.Since(start).Round(time.Second)))
 	t.Logf("walk played in %s:\n%s", time.Since(start).Round(time.Second), strings.Join(w.log, "\n"))
 	w.verify()
+}
+
+// walkOptions draw what this environment can play, with time passing more
+// often than by default so that canaries, steps and deadlines run out
+// between actions.
+func walkOptions() actions.Options {
+	return actions.Options{
+		MaxWait: prof.walkMaxWait, Zones: walkZones,
+		Weights: map[actions.Kind]int{actions.AnalysisVerdict: 0, actions.HoldKubelet: 0, actions.Wait: 30},
+		Settings: []actions.Setting{actions.CanarySteps, actions.TopologyZones, actions.InPlace, actions.CanaryStrategy, actions.ManualValidation},
+	}
 }
 
 // walker plays a sequence of actions on the walk's ExtendedDaemonSet.
