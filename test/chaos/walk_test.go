@@ -76,7 +76,7 @@ func TestRandomWalk(t *testing.T) {
 func walkOptions() actions.Options {
 	return actions.Options{
 		MaxWait: prof.walkMaxWait, Zones: walkZones,
-		Weights: map[actions.Kind]int{actions.AnalysisVerdict: 0, actions.HoldKubelet: 0, actions.Wait: 30},
+		Weights:  map[actions.Kind]int{actions.AnalysisVerdict: 0, actions.HoldKubelet: 0, actions.Wait: 30},
 		Settings: []actions.Setting{actions.CanarySteps, actions.TopologyZones, actions.InPlace, actions.CanaryStrategy, actions.ManualValidation},
 	}
 }
