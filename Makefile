@@ -115,9 +115,10 @@ bench: ## Micro-benchmarks, then the manager against the native DaemonSet contro
 	assets=$$(test/tools/testbin.sh | tail -n 1); \
 	KUBEBUILDER_ASSETS=$$assets go test ./test/bench/ -count=1 -run '^$$' -bench . -benchtime 1x -timeout 0 -v
 
-# The chaos suite at full scale takes about 10 minutes on 2 cores; each fuzz
-# target then gets CHAOS_FUZZTIME and a few seconds of build: with the 13
-# targets of today, the whole takes about 37 minutes.
+# The chaos suite at full scale takes about 25 minutes on 2 cores (15 of
+# them the random walk); each fuzz target then gets CHAOS_FUZZTIME and a few
+# seconds of build: with the 13 targets of today, the whole takes about 52
+# minutes.
 CHAOS_FUZZTIME ?= 2m
 
 .PHONY: chaos

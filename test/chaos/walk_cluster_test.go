@@ -82,6 +82,7 @@ func (w *walker) removeNode(node string) string {
 	err := w.s.env.client.Delete(w.s.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: node}})
 	w.s.g.Expect(client.IgnoreNotFound(err)).To(gomega.Succeed())
 	w.nodes = slices.DeleteFunc(w.nodes, func(n string) bool { return n == node })
+	delete(w.stopped, node)
 	for _, pod := range w.podsOn(node) {
 		w.forceDelete(&pod)
 	}
@@ -117,6 +118,7 @@ func (w *walker) nodeNotReady(node string) string {
 	for _, pod := range w.podsOn(node) {
 		w.setPodReady(pod, false)
 	}
+	w.stopped[node] = true
 	return "kubelet stopped"
 }
 
@@ -134,6 +136,7 @@ func (w *walker) nodeReady(node string) string {
 	if !back {
 		return "skipped: its kubelet runs"
 	}
+	delete(w.stopped, node)
 	for _, pod := range w.podsOn(node) {
 		if pod.Status.Phase == corev1.PodRunning {
 			w.setPodReady(pod, true)
@@ -166,9 +169,9 @@ func (w *walker) podsOn(node string) []corev1.Pod {
 }
 
 // onPod plays a pod action on the index-th pod of the group the action
-// names, among those the kubelet started.
+// names, among those the kubelet started on a node whose kubelet runs.
 func (w *walker) onPod(a actions.Action) string {
-	pods := slices.DeleteFunc(w.pods(), func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
+	pods := slices.DeleteFunc(w.pods(), func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning || w.stopped[p.Spec.NodeName] })
 	if a.Pod == actions.CanaryPod {
 		cs := w.get().Status.Canary
 		pods = slices.DeleteFunc(pods, func(p corev1.Pod) bool {

@@ -96,10 +96,13 @@ type walker struct {
 	tokens int
 	// crashLoops stop the pods' crash loops.
 	crashLoops map[string]context.CancelFunc
+	// stopped are the nodes whose kubelet the walk stopped: nothing
+	// reports their pods' status until it is back.
+	stopped map[string]bool
 }
 
 func newWalker(s *scenario) *walker {
-	w := &walker{s: s, name: "walk", crashLoops: map[string]context.CancelFunc{}}
+	w := &walker{s: s, name: "walk", crashLoops: map[string]context.CancelFunc{}, stopped: map[string]bool{}}
 	s.t.Cleanup(w.cleanUp)
 	return w
 }
