@@ -376,7 +376,7 @@ func (c *Checker) settle(s *setState, node string, now time.Time, changed types.
 		// place: the rollout took it. Still there but unready: it failed
 		// alone. Evicted: someone else took it.
 		p, ok := c.pods[changed]
-		byRollout := !(ok && p.evicted) && (!ok || p.terminating || p.updating || !c.hasLivePod(s.eds.Name, node))
+		byRollout := !ok || (!p.evicted && (p.terminating || p.updating || !c.hasLivePod(s.eds.Name, node)))
 		s.outages[node] = outage{since: now, byRollout: byRollout}
 		if byRollout {
 			c.checkBudget(s, node, now)
