@@ -1,0 +1,48 @@
+// Package model plays sequences of scenario actions on an in-memory
+// cluster through the controller's real decisions, and checks the
+// promises of an ExtendedDaemonSet after every step.
+//
+// The cluster is plain data: nodes (zone label, Ready condition, cordon),
+// pods (phase, Ready condition, restarts), one ExtendedDaemonSet (spec,
+// annotations, status), its replica sets, and optionally the DaemonSet it
+// takes over. A fake clock moves in ticks; at each tick a simulated
+// kubelet starts the pods created before (Running and Ready, unless the
+// sequence holds it back), removes the pods deleted on Ready nodes, keeps
+// crash-looping containers restarting, and the controller passes run.
+//
+// The decisions are the real ones: canary.Step (with canary.ReadyAt),
+// rollout.Compute for every replica set and for the budget spent by the
+// other one, bake.Step and bake.Settle, placement.NewFitter,
+// placement.Unresponsive, placement.TargetNode and placement.ReadySince.
+// What is mirrored is the glue package controllers builds their inputs
+// with, which is unexported there; each mirror names the function it
+// copies (glue.go), and is where the model can drift from the controller:
+//
+//   - chooseActive, stepCanary and canaryInput (extendeddaemonset_canary.go),
+//     with spreadCanary (topology.go);
+//   - observe, addNodes, addPods, rolloutPod, rolloutParams and
+//     oldDaemonSetPods (replicaset_observe.go), roleOf, runningCanary and
+//     responsibleFor (replicaset_roles.go), spentElsewhere
+//     (replicaset_budget.go), topologyParams and judgeBakes (topology.go);
+//   - setReplicaSetStatus, progressed and replicaSetProgress
+//     (replicaset_status.go), waitsForProgress (conditions.go);
+//   - stepBake (extendeddaemonset_bake.go), sumReplicaSets
+//     (extendeddaemonset_status.go);
+//   - what ends a rollout (Ready, Stalled, or waiting for a person)
+//     follows canaryProgress, edsProgress and bakeProgress.
+//
+// The passes run in one of the orders the controller's events allow: the
+// ExtendedDaemonSet's, then each replica set's, oldest first, again until
+// nothing changes. A node that turns NotReady gets the unreachable taints
+// a node lifecycle controller gives it, unless Config.Untainted says the
+// cluster has none (as the simulated cluster).
+//
+// Left out: in-place updates (markInPlace is not mirrored, so the InPlace
+// setting sets the spec field and the planner replaces pods as Standard),
+// failure backoff (no pod of the model ends in phase Failed), expectations
+// and cache lag (the model's writes are seen at once), resource overrides,
+// history pruning, and the analysis queries: a canary's analysis concludes
+// what the sequence's verdict says, at the time it says, and passes two
+// minutes after its pods are ready when the sequence says nothing; a bake's
+// analysis always passes.
+package model

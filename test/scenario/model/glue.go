@@ -1,0 +1,817 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/bake"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+)
+
+// This file mirrors the glue of package controllers: how a reconcile
+// builds the inputs of the pure decisions and records their results. Each
+// function names the one it copies; a change there must be made here too.
+
+func equalSpec(a, b *v1alpha1.ExtendedDaemonSetSpec) bool { return equality.Semantic.DeepEqual(a, b) }
+
+func hashOf(k int) string { return "t" + strconv.Itoa(k) }
+
+// currentName is the replica set of the current template, empty before
+// the controller made it.
+func (c *Cluster) currentName() string {
+	for name, k := range c.templateOf {
+		if k == templateNumber(&c.eds.Spec.Template) {
+			return name
+		}
+	}
+	return ""
+}
+
+// sortedSets are the replica sets, oldest revision first.
+func (c *Cluster) sortedSets() []*v1alpha1.ExtendedDaemonSetReplicaSet {
+	out := make([]*v1alpha1.ExtendedDaemonSetReplicaSet, 0, len(c.sets))
+	for _, ers := range c.sets {
+		out = append(out, ers)
+	}
+	slices.SortFunc(out, func(a, b *v1alpha1.ExtendedDaemonSetReplicaSet) int { return revision(a) - revision(b) })
+	return out
+}
+
+func revision(ers *v1alpha1.ExtendedDaemonSetReplicaSet) int {
+	n, _ := strconv.Atoi(ers.Annotations[v1alpha1.RevisionAnnotation])
+	return n
+}
+
+// currentReplicaSet mirrors ExtendedDaemonSetReconciler.currentReplicaSet
+// and newReplicaSet: one replica set per template, reused when the
+// template comes back.
+func (c *Cluster) currentReplicaSet() *v1alpha1.ExtendedDaemonSetReplicaSet {
+	if name := c.currentName(); name != "" {
+		return c.sets[name]
+	}
+	k := templateNumber(&c.eds.Spec.Template)
+	rev := len(c.sets) + 1
+	name := fmt.Sprintf("%s-%s", edsName, hashOf(k))
+	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace, Name: name, Generation: 1,
+			Labels:      map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: edsName, v1alpha1.TemplateHashLabel: hashOf(k)},
+			Annotations: map[string]string{v1alpha1.TemplateHashAnnotation: hashOf(k), v1alpha1.RevisionAnnotation: strconv.Itoa(rev)},
+		},
+		Spec: v1alpha1.ExtendedDaemonSetReplicaSetSpec{Template: *c.eds.Spec.Template.DeepCopy(), TemplateGeneration: hashOf(k)},
+	}
+	c.sets[name], c.templateOf[name] = ers, k
+	return ers
+}
+
+// edsPass mirrors ExtendedDaemonSetReconciler.reconcile: the current
+// template's replica set, chooseActive (stepCanary, canaryInput), stepBake.
+func (c *Cluster) edsPass() {
+	before := c.eds.Status.DeepCopy()
+	current := c.currentReplicaSet()
+	st := &c.eds.Status
+	c.specErr = nil
+	var transition string
+	switch {
+	case st.ActiveReplicaSet == current.Name || st.ActiveReplicaSet == "":
+		st.ActiveReplicaSet, st.Canary = current.Name, nil
+	case c.eds.Spec.Strategy.Canary == nil:
+		canaryOfCurrent := st.Canary != nil && st.Canary.ReplicaSet == current.Name
+		if canaryOfCurrent && st.Canary.Failed {
+			if token := canary.RetryToken(nil, c.eds.Annotations); token == "" || token == st.LastHandledRetry {
+				break
+			}
+			st.LastHandledRetry = canary.RetryToken(nil, c.eds.Annotations)
+		}
+		st.ActiveReplicaSet, st.Canary = current.Name, nil
+	default:
+		in := c.canaryInput(current)
+		if cs := in.Status; c.eds.Spec.Strategy.Canary.Analysis != nil && cs != nil && cs.ReplicaSet == current.Name && !cs.Failed {
+			if readyAt := canary.ReadyAt(cs, in.Ready, in.Now); readyAt != nil {
+				in.Analysis = c.analysisOf(cs, readyAt.Time)
+			}
+		}
+		res, err := canary.Step(in)
+		if err != nil {
+			// stalling(err): nothing of the step is recorded.
+			c.specErr = err
+			break
+		}
+		transition = res.Transition
+		c.requeue(res.RequeueAfter)
+		st.LastHandledRetry = res.LastHandledRetry
+		if res.Promote {
+			st.ActiveReplicaSet, st.Canary = current.Name, nil
+		} else {
+			st.Canary = res.Status
+		}
+	}
+	c.stepBake()
+	c.sumReplicaSets(current)
+	// Model bookkeeping: the template "apply the failed one" comes back to.
+	if st.Canary != nil && st.Canary.Failed {
+		c.failedTemplate = c.templateOf[st.Canary.ReplicaSet]
+	}
+	c.afterEDSPass(before, transition)
+}
+
+// canaryInput mirrors ExtendedDaemonSetReconciler.canaryInput.
+func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) canary.Input {
+	eds := c.eds
+	strategy := spreadCanary(eds)
+	in := canary.Input{
+		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
+		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
+		TemplateHash: current.Spec.TemplateGeneration, Now: c.now,
+	}
+	selector := labels.Everything()
+	if strategy.NodeSelector != nil {
+		if s, err := metav1.LabelSelectorAsSelector(strategy.NodeSelector); err == nil {
+			selector = s
+		}
+	}
+	restarts := map[string]int32{}
+	for _, pod := range c.edsPods() {
+		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
+		case rs == current.Name:
+			in.Pods = append(in.Pods, pod)
+			continue
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			restarts[placement.TargetNode(pod)] += cs.RestartCount
+		}
+	}
+	fitter := c.fitter(&current.Spec.Template)
+	for _, node := range c.nodes {
+		if !fitter.Fit(node).ShouldRun {
+			continue
+		}
+		in.Desired++
+		if selector.Matches(labels.Set(node.Labels)) {
+			in.Candidates = append(in.Candidates, canary.NewCandidate(node, restarts[node.Name]))
+		}
+	}
+	s := current.Status
+	in.Ready = s.Status == v1alpha1.ReplicaSetCanary && s.ObservedGeneration == current.Generation &&
+		eds.Status.Canary != nil && int(s.UpToDate) == len(eds.Status.Canary.Nodes) && s.UpToDate == s.Desired && s.Desired > 0
+	return in
+}
+
+// spreadCanary mirrors the function of the same name in topology.go.
+func spreadCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStrategy {
+	strategy := eds.Spec.Strategy.Canary
+	key := topologyKey(eds)
+	if strategy == nil || key == "" || len(strategy.NodeAntiAffinityKeys) > 0 {
+		return strategy
+	}
+	spread := *strategy
+	spread.NodeAntiAffinityKeys = []string{key}
+	return &spread
+}
+
+func topologyKey(eds *v1alpha1.ExtendedDaemonSet) string {
+	if t := eds.Spec.Strategy.RollingUpdate.Topology; t != nil {
+		return t.Key
+	}
+	return ""
+}
+
+func domainOf(node *corev1.Node, key string) string {
+	if key == "" {
+		return ""
+	}
+	if v, ok := node.Labels[key]; ok {
+		return v
+	}
+	return rollout.NoDomain
+}
+
+// analysisOf stands for ExtendedDaemonSetReconciler.analyze: the phase
+// the sequence's verdicts give the canary instance cs, or a pass
+// defaultVerdictDelay after its pods were ready when nobody spoke.
+func (c *Cluster) analysisOf(cs *v1alpha1.CanaryStatus, readyAt time.Time) *v1alpha1.AnalysisStatus {
+	inst := c.instanceOf(cs)
+	phase := v1alpha1.AnalysisRunning
+	if inst == nil {
+		return &v1alpha1.AnalysisStatus{Phase: phase}
+	}
+	if len(inst.verdicts) == 0 && !c.now.Before(readyAt.Add(defaultVerdictDelay)) {
+		phase = v1alpha1.AnalysisSuccessful
+	}
+	var latest time.Time
+	for _, v := range inst.verdicts {
+		if !v.at.After(c.now) && !v.at.Before(latest) {
+			phase, latest = v.phase, v.at
+		}
+	}
+	if phase == v1alpha1.AnalysisSuccessful {
+		inst.analysisPassed = true
+	}
+	// The controller measures on a schedule it requeues for: the model's
+	// next conclusion is when it looks again.
+	if len(inst.verdicts) == 0 && c.now.Before(readyAt.Add(defaultVerdictDelay)) {
+		c.requeue(readyAt.Add(defaultVerdictDelay).Sub(c.now))
+	}
+	for _, v := range inst.verdicts {
+		if v.at.After(c.now) {
+			c.requeue(v.at.Sub(c.now))
+		}
+	}
+	return &v1alpha1.AnalysisStatus{Phase: phase, Message: "model verdict " + string(phase)}
+}
+
+// stepBake mirrors ExtendedDaemonSetReconciler.stepBake; the bake's
+// analysis always passes.
+func (c *Cluster) stepBake() {
+	eds := c.eds
+	st := &eds.Status
+	spec := bake.AnalysisOf(eds)
+	active := c.sets[st.ActiveReplicaSet]
+	var domains []v1alpha1.DomainStatus
+	if active != nil && active.Status.Status == v1alpha1.ReplicaSetActive && active.Status.ObservedGeneration == active.Generation {
+		domains = active.Status.Domains
+	}
+	in := bake.Input{Analysis: spec, ReplicaSet: st.ActiveReplicaSet, Domains: domains, Status: st.Bake,
+		LastHandledRetry: st.LastHandledRetry, Now: c.now}
+	if st.Canary == nil {
+		in.RetryToken = canary.RetryToken(eds.Spec.Strategy.Canary, eds.Annotations)
+	}
+	d := bake.Step(in)
+	st.LastHandledRetry = d.LastHandledRetry
+	if d.Measure {
+		b := d.Status
+		b.Analysis = &v1alpha1.AnalysisStatus{Phase: v1alpha1.AnalysisSuccessful}
+		bakingSince := b.StartedAt.Time
+		if i := slices.IndexFunc(domains, func(s v1alpha1.DomainStatus) bool { return s.Name == b.Domain }); i >= 0 && domains[i].BakingSince != nil {
+			bakingSince = domains[i].BakingSince.Time
+		}
+		c.requeue(bake.Settle(b, bakingSince, bakeTimeOf(eds), c.now))
+	}
+	st.Bake = d.Status
+	st.Domains = nil
+	if active != nil {
+		st.Domains = bake.Verdicts(active.Status.Domains, st.Bake)
+	}
+	_, untilMessage := bake.Message(st.Domains, st.Bake, bakeTimeOf(eds), c.now)
+	c.requeue(untilMessage)
+}
+
+func bakeTimeOf(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
+	if t := eds.Spec.Strategy.RollingUpdate.Topology; t != nil && t.DomainBakeTime != nil {
+		return t.DomainBakeTime.Duration
+	}
+	return 0
+}
+
+// roleOf, runningCanary and responsibleFor mirror replicaset_roles.go.
+func roleOf(eds *v1alpha1.ExtendedDaemonSet, ers string) v1alpha1.ReplicaSetRole {
+	cs := runningCanary(eds)
+	switch {
+	case eds.Status.ActiveReplicaSet == ers:
+		return v1alpha1.ReplicaSetActive
+	case cs != nil && cs.ReplicaSet == ers:
+		return v1alpha1.ReplicaSetCanary
+	default:
+		return v1alpha1.ReplicaSetUnknown
+	}
+}
+
+func runningCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStatus {
+	if cs := eds.Status.Canary; cs != nil && !cs.Failed && cs.ReplicaSet != "" {
+		return cs
+	}
+	return nil
+}
+
+func responsibleFor(eds *v1alpha1.ExtendedDaemonSet, role v1alpha1.ReplicaSetRole) func(node string) bool {
+	onCanary := map[string]bool{}
+	if cs := runningCanary(eds); cs != nil {
+		for _, n := range cs.Nodes {
+			onCanary[n] = true
+		}
+	}
+	switch role {
+	case v1alpha1.ReplicaSetActive:
+		return func(node string) bool { return !onCanary[node] }
+	case v1alpha1.ReplicaSetCanary:
+		return func(node string) bool { return onCanary[node] }
+	default:
+		return func(string) bool { return false }
+	}
+}
+
+// observation mirrors the one of replicaset_observe.go, with what the
+// model's status needs.
+type observation struct {
+	role             v1alpha1.ReplicaSetRole
+	input            rollout.Input
+	pods             map[string]*corev1.Pod
+	specErr          error
+	migrating        int
+	migrationWaiting string
+	unresponsive     map[string]bool
+	topologyKey      string
+	failedCanary     string
+}
+
+// observe mirrors ReplicaSetReconciler.observe.
+func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observation {
+	eds := c.eds
+	obs := &observation{
+		role:         roleOf(eds, ers.Name),
+		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: c.now},
+		pods:         map[string]*corev1.Pod{},
+		unresponsive: map[string]bool{},
+		topologyKey:  topologyKey(eds),
+	}
+	if cs := eds.Status.Canary; cs != nil && cs.Failed && obs.role == v1alpha1.ReplicaSetActive {
+		obs.failedCanary = cs.ReplicaSet
+	}
+	responsible := responsibleFor(eds, obs.role)
+	for _, node := range c.nodes {
+		if placement.Unresponsive(node, c.now, placement.DefaultUnresponsiveGrace) {
+			obs.unresponsive[node.Name] = true
+		}
+	}
+	obs.addNodes(c.nodes, c.fitter(&ers.Spec.Template), responsible)
+	pods := c.edsPods()
+	if obs.role == v1alpha1.ReplicaSetActive {
+		migrating, waiting := c.oldDaemonSetPods()
+		pods = append(pods, migrating...)
+		obs.migrating, obs.migrationWaiting = len(migrating), waiting
+	}
+	obs.addPods(pods, c.nodes, ers.Name, responsible)
+	if obs.role == v1alpha1.ReplicaSetUnknown {
+		obs.input.Params.Frozen = true
+		return obs
+	}
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, c.fitting(&eds.Spec.Template), c.now)
+	if obs.role == v1alpha1.ReplicaSetActive {
+		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
+	}
+	if obs.role == v1alpha1.ReplicaSetCanary {
+		obs.input.Params.Paused = false
+		if t := obs.input.Params.Topology; t != nil {
+			parallel := *t
+			parallel.Sequential, parallel.BakeTime = false, 0
+			obs.input.Params.Topology = &parallel
+		}
+	}
+	obs.input.Elsewhere = c.spentElsewhere(obs, pods)
+	if obs.specErr != nil || obs.migrationWaiting != "" {
+		obs.input.Params.Frozen = true
+	}
+	return obs
+}
+
+func (o *observation) addNodes(nodes []*corev1.Node, fitter *placement.Fitter, responsible func(string) bool) {
+	for _, node := range nodes {
+		if !responsible(node.Name) {
+			continue
+		}
+		fit := fitter.Fit(node)
+		o.input.Nodes = append(o.input.Nodes, rollout.Node{
+			Name: node.Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
+			Unresponsive: o.unresponsive[node.Name], Domain: domainOf(node, o.topologyKey),
+		})
+	}
+}
+
+func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers string, responsible func(string) bool) {
+	exists := make(map[string]bool, len(nodes))
+	for _, node := range nodes {
+		exists[node.Name] = true
+	}
+	extra := map[string]bool{}
+	for _, pod := range pods {
+		node := placement.TargetNode(pod)
+		mine := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == ers
+		switch {
+		case node == "":
+			continue
+		case o.role == v1alpha1.ReplicaSetUnknown:
+			if !mine {
+				continue
+			}
+			if !extra[node] {
+				extra[node] = true
+				o.input.Nodes = append(o.input.Nodes, rollout.Node{Name: node, ShouldContinueRunning: true})
+			}
+		case exists[node]:
+			if !responsible(node) {
+				continue
+			}
+		case o.role == v1alpha1.ReplicaSetActive:
+			if !extra[node] {
+				extra[node] = true
+				o.input.Nodes = append(o.input.Nodes, rollout.Node{Name: node})
+			}
+		default:
+			continue
+		}
+		p := rollout.Pod{
+			Name: pod.Name, Node: node, New: mine,
+			Failed:        pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded,
+			Terminating:   pod.DeletionTimestamp != nil,
+			Unschedulable: placement.Unschedulable(pod),
+			ReadySince:    readySince(pod),
+			CreatedAt:     pod.CreationTimestamp.Time,
+		}
+		p.Returning = o.failedCanary != "" && pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == o.failedCanary
+		o.input.Pods[node] = append(o.input.Pods[node], p)
+		o.pods[pod.Name] = pod
+	}
+}
+
+func readySince(pod *corev1.Pod) time.Time { return placement.ReadySince(pod).Time }
+
+// rolloutParams mirrors the function of the same name (integers only, as
+// the model's spec has).
+func rolloutParams(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, desired int, now time.Time) (rollout.Params, error) {
+	ru := eds.Spec.Strategy.RollingUpdate
+	p := rollout.Params{
+		MinReady:               time.Duration(eds.Spec.MinReadySeconds) * time.Second,
+		MaxParallelPodCreation: 250,
+		Paused:                 ru.Paused || eds.Annotations[v1alpha1.RollingUpdatePausedAnnotation] == "true",
+		Frozen:                 ru.Frozen || eds.Annotations[v1alpha1.RolloutFrozenAnnotation] == "true",
+		StartedAt:              now,
+	}
+	if ers.Status.ActiveSince != nil {
+		p.StartedAt = ers.Status.ActiveSince.Time
+	}
+	resolve := func(v *intstr.IntOrString, def int) int {
+		if v == nil {
+			return def
+		}
+		n, _ := intstr.GetScaledValueFromIntOrPercent(v, desired, true)
+		return n
+	}
+	p.MaxUnavailable = resolve(ru.MaxUnavailable, 1)
+	p.MaxSurge = resolve(ru.MaxSurge, 0)
+	p.SlowStartIncrease = 1
+	p.Topology = topologyParams(ru.Topology)
+	var err error
+	if p.MaxUnavailable == 0 && p.MaxSurge == 0 && desired > 0 {
+		err = fmt.Errorf("maxUnavailable and maxSurge both resolve to 0 for %d nodes", desired)
+	}
+	return p, err
+}
+
+// topologyParams mirrors the function of the same name (integers only).
+func topologyParams(t *v1alpha1.RollingUpdateTopology) *rollout.Topology {
+	if t == nil {
+		return nil
+	}
+	out := &rollout.Topology{MaxUnavailable: 1, Sequential: t.Order != v1alpha1.TopologyParallel}
+	if v := t.MaxUnavailablePerDomain; v != nil {
+		out.MaxUnavailable = v.IntValue()
+	}
+	if t.DomainBakeTime != nil && out.Sequential {
+		out.BakeTime = t.DomainBakeTime.Duration
+	}
+	return out
+}
+
+// judgeBakes mirrors the function of the same name.
+func judgeBakes(t *rollout.Topology, eds *v1alpha1.ExtendedDaemonSet, ers string) {
+	if t == nil || t.BakeTime <= 0 || bake.AnalysisOf(eds) == nil {
+		return
+	}
+	t.JudgedBakes, t.PassedThrough = true, bake.PassedThrough(eds.Status.Bake, ers)
+}
+
+// fitting mirrors the function of the same name.
+func (c *Cluster) fitting(template *corev1.PodTemplateSpec) int {
+	n, fitter := 0, c.fitter(template)
+	for _, node := range c.nodes {
+		if fitter.Fit(node).ShouldRun {
+			n++
+		}
+	}
+	return n
+}
+
+// spentElsewhere mirrors ReplicaSetReconciler.spentElsewhere.
+func (c *Cluster) spentElsewhere(obs *observation, pods []*corev1.Pod) rollout.Spent {
+	eds := c.eds
+	cs := runningCanary(eds)
+	if cs == nil {
+		return rollout.Spent{}
+	}
+	other := &observation{
+		role:         v1alpha1.ReplicaSetCanary,
+		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: obs.input.Now, Params: obs.input.Params},
+		pods:         map[string]*corev1.Pod{},
+		unresponsive: obs.unresponsive,
+		topologyKey:  obs.topologyKey,
+	}
+	name := cs.ReplicaSet
+	if obs.role == v1alpha1.ReplicaSetCanary {
+		other.role, name = v1alpha1.ReplicaSetActive, eds.Status.ActiveReplicaSet
+	} else {
+		other.input.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
+	}
+	tmpl := &eds.Spec.Template
+	if ers := c.sets[name]; ers != nil {
+		tmpl = &ers.Spec.Template
+	}
+	responsible := responsibleFor(eds, other.role)
+	other.addNodes(c.nodes, c.fitter(tmpl), responsible)
+	other.addPods(pods, c.nodes, name, responsible)
+	other.input.Params.Frozen = true
+	return rollout.Compute(other.input).Counts.Spent()
+}
+
+// oldDaemonSetPods mirrors ReplicaSetReconciler.oldDaemonSetPods, the
+// list call included: a selector whose string is empty sends no label
+// selector, and the API server then returns every pod of the namespace.
+func (c *Cluster) oldDaemonSetPods() (pods []*corev1.Pod, waiting string) {
+	if c.eds.Annotations[v1alpha1.OldDaemonSetAnnotation] == "" {
+		return nil, ""
+	}
+	selector := c.eds.Spec.Selector.AsMeta()
+	if c.ds != nil {
+		selector = &metav1.LabelSelector{MatchLabels: c.ds.selector}
+	}
+	sel, err := metav1.LabelSelectorAsSelector(selector)
+	if err != nil {
+		return nil, ""
+	}
+	for _, pod := range c.sortedPods() {
+		if sel.String() != "" && !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		if _, ours := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]; ours {
+			continue
+		}
+		if ref := metav1.GetControllerOf(pod); ref == nil || (c.ds != nil && ref.UID == c.ds.uid) {
+			pods = append(pods, pod)
+		}
+	}
+	if c.ds != nil && len(pods) > 0 {
+		waiting = "DaemonSet " + oldDSName + " still manages its pods"
+	}
+	return pods, waiting
+}
+
+// rsPass mirrors ReplicaSetReconciler.Reconcile: observe, plan, act,
+// status.
+func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
+	obs := c.observe(ers)
+	plan := rollout.Compute(obs.input)
+	writes := c.act(ers, obs, plan)
+	c.setReplicaSetStatus(ers, obs, plan, writes)
+	c.requeue(plan.RequeueAfter)
+	if obs.migrating > 0 {
+		c.requeue(migrationPoll)
+	}
+}
+
+// migrationPoll mirrors the constant of the same name.
+const migrationPoll = 2 * time.Second
+
+// act carries the plan out at once (the model has no API errors nor cache
+// lag), noting for the promises what each write took down.
+func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan) int {
+	for _, d := range plan.Delete {
+		pod := c.pods[d.Pod]
+		if pod == nil || pod.DeletionTimestamp != nil {
+			continue
+		}
+		if c.trace != nil {
+			c.trace("%s deletes %s (%s)", ers.Name, d.Pod, d.Reason)
+		}
+		c.deleting(pod, string(d.Reason))
+		pod.DeletionTimestamp = &metav1.Time{Time: c.now}
+	}
+	for _, node := range plan.Create {
+		if c.trace != nil {
+			c.trace("%s creates a pod on %s", ers.Name, node)
+		}
+		name := fmt.Sprintf("%s-%s-%d", ers.Name, node, c.serial)
+		c.serial++
+		pod := placement.NewPod(&ers.Spec.Template, node, map[string]string{
+			v1alpha1.ExtendedDaemonSetNameLabel: edsName, v1alpha1.ExtendedDaemonSetReplicaSetNameLabel: ers.Name,
+		})
+		pod.Namespace, pod.Name, pod.CreationTimestamp = namespace, name, metav1.Time{Time: c.now}
+		pod.Spec.NodeName = node
+		pod.Status.Phase = corev1.PodPending
+		c.pods[name] = pod
+		if c.hold {
+			c.held[name] = true
+		}
+	}
+	c.writes += len(plan.Delete) + len(plan.Create)
+	return len(plan.Delete) + len(plan.Create)
+}
+
+// progress mirrors the phase and reason of conditions.go's progress.
+type progress struct {
+	phase  string
+	reason string
+}
+
+const (
+	phaseProgressing = "Progressing"
+	phaseDone        = "Done"
+	phaseStalled     = "Stalled"
+	phaseIdle        = "Idle"
+)
+
+// waitsForProgress mirrors the method of the same name.
+func (p progress) waitsForProgress() bool {
+	if p.phase != phaseProgressing {
+		return false
+	}
+	switch p.reason {
+	case v1alpha1.ReasonRollingUpdate, v1alpha1.ReasonProgressing, v1alpha1.ReasonReconcileFailed:
+		return true
+	}
+	return false
+}
+
+// setReplicaSetStatus mirrors the function of the same name, progressed
+// and replicaSetProgress.
+func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan, writes int) {
+	counts := plan.Counts
+	st := &ers.Status
+	before := *st
+	switch {
+	case obs.role != v1alpha1.ReplicaSetActive:
+		st.ActiveSince = nil
+	case st.Status != v1alpha1.ReplicaSetActive || st.ActiveSince == nil:
+		st.ActiveSince = &metav1.Time{Time: c.now}
+	}
+	st.Status = obs.role
+	st.ObservedGeneration = ers.Generation
+	st.Desired, st.Current, st.Ready = int32(counts.Desired), int32(counts.Current), int32(counts.Ready)
+	st.Available, st.UpToDate, st.Unschedulable = int32(counts.Available), int32(counts.UpToDate), int32(counts.Unschedulable)
+	st.IgnoredUnresponsiveNodes = int32(counts.IgnoredUnresponsive)
+	st.Domains = nil
+	if obs.role == v1alpha1.ReplicaSetActive {
+		st.Domains = domainStatuses(counts.Domains)
+	}
+	if writes > 0 || st.LastProgressTime == nil || progressed(&before, st) {
+		st.LastProgressTime = &metav1.Time{Time: c.now}
+	}
+	p := replicaSetProgress(obs, counts)
+	if stalledAt := st.LastProgressTime.Add(progressDeadline); p.waitsForProgress() {
+		if c.now.Before(stalledAt) {
+			c.requeue(stalledAt.Sub(c.now) + time.Second)
+		} else {
+			p = progress{phase: phaseStalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}
+		}
+	}
+	c.progress[ers.Name] = p
+}
+
+func progressed(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
+	return before.Status != after.Status || before.Current != after.Current || before.Ready != after.Ready ||
+		before.Available != after.Available || before.UpToDate != after.UpToDate || before.Desired != after.Desired
+}
+
+func replicaSetProgress(obs *observation, cnt rollout.Counts) progress {
+	params := obs.input.Params
+	switch {
+	case obs.specErr != nil:
+		return progress{phase: phaseStalled, reason: v1alpha1.ReasonInvalidSpec}
+	case obs.role == v1alpha1.ReplicaSetUnknown:
+		return progress{phase: phaseIdle, reason: v1alpha1.ReasonInactive}
+	}
+	keptNew, keptOld := keptPods(obs.input)
+	old := cnt.Old - keptOld
+	rolledOut := cnt.UpToDate == cnt.Desired && old == 0 && cnt.Misplaced == 0 && cnt.Current-keptNew == cnt.Desired
+	switch {
+	case rolledOut:
+		return progress{phase: phaseDone, reason: v1alpha1.ReasonRolledOut}
+	case obs.migrationWaiting != "":
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonWaitingForOldDaemonSet}
+	case params.Frozen:
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonRolloutFrozen}
+	case old > 0 && params.Paused:
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonRollingUpdatePaused}
+	case old > 0 && baking(cnt.Domains) != "":
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonDomainBaking}
+	case old > 0:
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonRollingUpdate}
+	default:
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonProgressing}
+	}
+}
+
+func keptPods(in rollout.Input) (keptNew, keptOld int) {
+	for _, node := range in.Nodes {
+		if node.ShouldRun || !node.ShouldContinueRunning {
+			continue
+		}
+		for _, pod := range in.Pods[node.Name] {
+			switch {
+			case pod.Terminating:
+			case pod.New:
+				keptNew++
+			case !pod.Failed:
+				keptOld++
+			}
+		}
+	}
+	return keptNew, keptOld
+}
+
+func baking(domains []rollout.DomainCounts) string {
+	for _, d := range domains {
+		if d.State == rollout.DomainBaking {
+			return d.Name
+		}
+	}
+	return ""
+}
+
+// domainStatuses mirrors the function of the same name, without its bound.
+func domainStatuses(domains []rollout.DomainCounts) []v1alpha1.DomainStatus {
+	if len(domains) == 0 {
+		return nil
+	}
+	out := make([]v1alpha1.DomainStatus, len(domains))
+	for i, d := range domains {
+		out[i] = v1alpha1.DomainStatus{
+			Name: d.Name, State: v1alpha1.DomainState(d.State),
+			Desired: int32(d.Desired), UpToDate: int32(d.UpToDate), Unavailable: int32(d.Unavailable),
+		}
+		if !d.BakingSince.IsZero() {
+			out[i].BakingSince = &metav1.Time{Time: d.BakingSince}
+		}
+	}
+	return out
+}
+
+// describe tells where the rollout stands, for a failure message.
+func (c *Cluster) describe() string {
+	var b strings.Builder
+	st := c.eds.Status
+	fmt.Fprintf(&b, "template %d, active %s", templateNumber(&c.eds.Spec.Template), st.ActiveReplicaSet)
+	if cs := st.Canary; cs != nil {
+		fmt.Fprintf(&b, ", canary %s (step %d, nodes %v, failed %v, paused %v, reason %q)", cs.ReplicaSet, cs.Step, cs.Nodes, cs.Failed, cs.Paused, cs.Reason)
+	}
+	if c.specErr != nil {
+		fmt.Fprintf(&b, ", canary error %q", c.specErr)
+	}
+	for _, ers := range c.sortedSets() {
+		if p, ok := c.progress[ers.Name]; ok && p.phase != phaseIdle {
+			fmt.Fprintf(&b, "; %s %s/%s (%d/%d up to date)", ers.Name, p.phase, p.reason, ers.Status.UpToDate, ers.Status.Desired)
+		}
+	}
+	var nodes []string
+	for _, n := range c.nodes {
+		s := n.Name + ":" + n.Labels[zoneLabel]
+		if !nodeReady(n) {
+			s += ":NotReady"
+		}
+		if n.Spec.Unschedulable {
+			s += ":cordoned"
+		}
+		nodes = append(nodes, s)
+	}
+	fmt.Fprintf(&b, "; nodes %s", strings.Join(nodes, " "))
+	return b.String()
+}
+
+// fitter is placement.NewFitter, once per template: the model's templates
+// differ by image only, and never change under a number.
+func (c *Cluster) fitter(template *corev1.PodTemplateSpec) *placement.Fitter {
+	k := templateNumber(template)
+	if f, ok := c.fitters[k]; ok {
+		return f
+	}
+	f := placement.NewFitter(template)
+	c.fitters[k] = f
+	return f
+}
+
+// sumReplicaSets mirrors the function of the same name in
+// extendeddaemonset_status.go.
+func (c *Cluster) sumReplicaSets(current *v1alpha1.ExtendedDaemonSetReplicaSet) {
+	st := &c.eds.Status
+	st.Desired, st.Current, st.Ready, st.Available, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0
+	for _, s := range c.sortedSets() {
+		if role := roleOf(c.eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
+			st.Desired += s.Status.Desired
+			st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		}
+		st.Current += s.Status.Current
+		st.Ready += s.Status.Ready
+		st.Available += s.Status.Available
+	}
+	st.UpToDate = current.Status.Current
+}

@@ -1,0 +1,435 @@
+package model
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/test/scenario"
+)
+
+// Kind names a promise.
+type Kind string
+
+// The promises checked after every step.
+const (
+	// Budget: no more nodes than maxUnavailable lack an available agent
+	// because the controller took it down, canary and rolling update
+	// together.
+	Budget Kind = "budget"
+	// DomainBudget: the same, per domain, with a topology.
+	DomainBudget Kind = "domain-budget"
+	// TwoAgents: no node runs two agents outside a surge, and no more
+	// nodes surge than maxSurge.
+	TwoAgents Kind = "two-agents"
+	// Promotion: a canary (or its last step) is promoted only once that
+	// instance ran its duration, its analysis passed since its start and
+	// it was judged on a running pod, or a person validated that instance.
+	Promotion Kind = "promotion"
+	// NeverEnds: every template change ends Ready, Stalled, or waiting
+	// for a person, within its deadlines once the actions stop.
+	NeverEnds Kind = "never-ends"
+	// SpecWritten: the controller never changes the spec.
+	SpecWritten Kind = "spec-written"
+	// ToldTwice: a canary instance fails and is promoted once (each
+	// CanaryStarted or CanaryRetried is a new instance).
+	ToldTwice Kind = "told-twice"
+	// NotOurs: the controller deletes only agent pods.
+	NotOurs Kind = "not-ours"
+	// Counters: no status says more pods available than desired.
+	Counters Kind = "counters"
+	// FailIgnored: a person's fail for the running canary fails it at
+	// once, whatever else holds it.
+	FailIgnored Kind = "fail-ignored"
+)
+
+// Violation is a broken promise.
+type Violation struct {
+	Kind Kind
+	// Step is the action (from 1) after which it broke; one past the
+	// last during the quiet tail.
+	Step int
+	// At is the model time since the sequence began.
+	At     time.Duration
+	Detail string
+}
+
+func (v Violation) String() string {
+	return fmt.Sprintf("%s at step %d (t=%s): %s", v.Kind, v.Step, v.At, v.Detail)
+}
+
+// promises is what checking the promises needs to remember.
+type promises struct {
+	step       int
+	start      time.Time
+	violations []Violation
+	// order is a logical clock: actions and passes in the order they
+	// happened, as several happen at one model instant.
+	order     int
+	instances []*instance
+	// disrupted are the nodes whose available agent the controller took
+	// down, until they have one again.
+	disrupted map[string]bool
+	// givenAt is when (in order) a steering value was last given for a
+	// replica set.
+	givenAt map[string]map[scenario.SteerKind]int
+	// skippedStep is the step a skip-step value last given for a replica
+	// set named.
+	skippedStep map[string]int32
+	// rolesChanged: the last ExtendedDaemonSet pass changed the active
+	// replica set or the running canary.
+	rolesChanged bool
+}
+
+// instance is one run of a canary: a replica set and the start its status
+// records. A template applied again, a rollback and a retry start new ones.
+type instance struct {
+	replicaSet     string
+	startedAt      time.Time
+	startOrder     int
+	verdicts       []verdict
+	analysisPassed bool
+	told           map[string]int
+}
+
+type verdict struct {
+	at    time.Time
+	phase v1alpha1.AnalysisPhase
+}
+
+func (p *promises) init() {
+	p.disrupted = map[string]bool{}
+	p.givenAt = map[string]map[scenario.SteerKind]int{}
+	p.skippedStep = map[string]int32{}
+}
+
+// reset starts the record at the first action.
+func (p *promises) reset(c *Cluster) {
+	p.violations, p.start = nil, c.now
+	p.disrupted = map[string]bool{}
+}
+
+func (c *Cluster) violate(kind Kind, detail string) {
+	for _, v := range c.violations {
+		if v.Kind == kind {
+			return
+		}
+	}
+	c.violations = append(c.violations, Violation{Kind: kind, Step: c.step, At: c.now.Sub(c.start), Detail: detail})
+}
+
+func (c *Cluster) given(kind scenario.SteerKind, replicaSet string, _ scenario.Via) {
+	c.order++
+	if c.givenAt[replicaSet] == nil {
+		c.givenAt[replicaSet] = map[scenario.SteerKind]int{}
+	}
+	c.givenAt[replicaSet][kind] = c.order
+}
+
+func (c *Cluster) instanceOf(cs *v1alpha1.CanaryStatus) *instance {
+	if cs == nil || cs.StartedAt == nil {
+		return nil
+	}
+	for i := len(c.instances) - 1; i >= 0; i-- {
+		if inst := c.instances[i]; inst.replicaSet == cs.ReplicaSet && inst.startedAt.Equal(cs.StartedAt.Time) {
+			return inst
+		}
+	}
+	return nil
+}
+
+// sameInstance says whether after records the canary instance before
+// did: same replica set, same start.
+func sameInstance(before, after *v1alpha1.CanaryStatus) bool {
+	return before != nil && after != nil && before.ReplicaSet == after.ReplicaSet &&
+		before.StartedAt != nil && after.StartedAt != nil && before.StartedAt.Equal(after.StartedAt)
+}
+
+// running is the instance of the running canary, nil when none runs.
+func (c *Cluster) running() *instance { return c.instanceOf(runningCanary(c.eds)) }
+
+// afterEDSPass records instances and transitions, and checks a promotion
+// against the instance it ends.
+func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transition string) {
+	c.order++
+	st := &c.eds.Status
+	if cs := st.Canary; cs != nil && cs.StartedAt != nil &&
+		(transition == canary.Started || transition == canary.Retried || !sameInstance(before.Canary, cs)) {
+		// Two instances may share a start (a template applied, changed and
+		// applied again at one instant): the newer one is the one found.
+		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}})
+	}
+	c.rolesChanged = st.ActiveReplicaSet != before.ActiveReplicaSet || !sameInstance(runningCanary(&v1alpha1.ExtendedDaemonSet{Status: *before}), runningCanary(c.eds))
+	promoted := before.ActiveReplicaSet != "" && st.ActiveReplicaSet != before.ActiveReplicaSet && c.eds.Spec.Strategy.Canary != nil
+	var ended *instance
+	if promoted && before.Canary != nil && before.Canary.ReplicaSet == st.ActiveReplicaSet && !before.Canary.Failed {
+		ended = c.instanceOf(before.Canary)
+	}
+	switch transition {
+	case canary.Started, canary.Failed, canary.Promoted:
+		inst := c.instanceOf(st.Canary)
+		if transition == canary.Promoted {
+			inst = ended
+		}
+		if inst != nil {
+			if inst.told[transition]++; inst.told[transition] > 1 {
+				c.violate(ToldTwice, fmt.Sprintf("%s told %d times for the canary of %s started at %s", transition, inst.told[transition], inst.replicaSet, inst.startedAt.Sub(c.start)))
+			}
+		}
+	}
+	if promoted {
+		c.checkPromotion(before, ended)
+	}
+}
+
+// checkCounters checks that no status counts more available pods than
+// desired ones, the ExtendedDaemonSet's (summed from its replica sets) or
+// a replica set's.
+func (c *Cluster) checkCounters() {
+	if st := c.eds.Status; st.Available > st.Desired {
+		when := ""
+		if c.rolesChanged {
+			when = " in the pass that changed the replica sets' roles"
+		}
+		c.violate(Counters, fmt.Sprintf("the ExtendedDaemonSet's status says %d/%d available%s: %s", st.Available, st.Desired, when, c.describe()))
+	}
+	for _, ers := range c.sortedSets() {
+		if st := ers.Status; st.Available > st.Desired && st.Status != v1alpha1.ReplicaSetUnknown {
+			c.violate(Counters, fmt.Sprintf("replica set %s says %d/%d available: %s", ers.Name, st.Available, st.Desired, c.describe()))
+		}
+	}
+}
+
+// checkSpec checks the spec is still what people wrote.
+func (c *Cluster) checkSpec() {
+	if !equalSpec(&c.eds.Spec, &c.spec) {
+		c.violate(SpecWritten, "the controller changed the spec of the ExtendedDaemonSet")
+	}
+}
+
+func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst *instance) {
+	rs := c.eds.Status.ActiveReplicaSet
+	if c.fitting(&c.eds.Spec.Template) == 0 {
+		// No node runs the template: there is nothing to canary, and
+		// nothing to wait for.
+		return
+	}
+	if inst == nil {
+		c.violate(Promotion, fmt.Sprintf("%s promoted over %s with no canary of it running (no CanaryStarted, no duration, no analysis)", rs, before.ActiveReplicaSet))
+		return
+	}
+	if at, ok := c.givenAt[rs][scenario.Validate]; ok && at > inst.startOrder {
+		return
+	}
+	strategy := c.eds.Spec.Strategy.Canary
+	var why []string
+	required := canaryDuration
+	if len(strategy.Steps) > 0 {
+		required = stepDuration
+	}
+	if at, ok := c.givenAt[rs][scenario.SkipStep]; ok && at > inst.startOrder && len(strategy.Steps) > 0 && c.skippedStep[rs] == int32(len(strategy.Steps)) {
+		// A person skipped the last step of this instance: that is
+		// promoting it.
+		return
+	}
+	if ran := c.now.Sub(inst.startedAt); ran < required {
+		why = append(why, fmt.Sprintf("ran %s of its %s", ran, required))
+	}
+	if strategy.Analysis != nil && !inst.analysisPassed {
+		why = append(why, "its analysis never passed")
+	}
+	if strategy.ValidationMode == v1alpha1.CanaryValidationManual {
+		why = append(why, "manual validation, not validated since it started")
+	}
+	if judged := c.judgedNodes(rs, before.Canary.Nodes); judged == 0 {
+		why = append(why, fmt.Sprintf("no available canary pod on a Ready canary node (canary nodes %v)", before.Canary.Nodes))
+	}
+	if len(why) > 0 {
+		c.violate(Promotion, fmt.Sprintf("canary %s started at t=%s promoted at t=%s, not validated for this instance: %v",
+			rs, inst.startedAt.Sub(c.start), c.now.Sub(c.start), why))
+	}
+}
+
+// judgedNodes counts the canary nodes running an available pod of rs on a
+// Ready node.
+func (c *Cluster) judgedNodes(rs string, nodes []string) int {
+	n := 0
+	for _, name := range nodes {
+		node := c.node(name)
+		if node == nil || !nodeReady(node) {
+			continue
+		}
+		for _, p := range c.pods {
+			if placement.TargetNode(p) == name && p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == rs && podReady(p) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// deleting checks and records a pod the controller deletes.
+func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
+	if !agent(pod) {
+		c.violate(NotOurs, fmt.Sprintf("deleted pod %s (labels %v), not an agent, as %s", pod.Name, pod.Labels, reason))
+		return
+	}
+	node := placement.TargetNode(pod)
+	if !podReady(pod) {
+		return
+	}
+	for _, other := range c.pods {
+		if other != pod && agent(other) && placement.TargetNode(other) == node && podReady(other) {
+			return
+		}
+	}
+	c.disrupted[node] = true
+}
+
+// check checks the budgets, the agents per node and the counters.
+func (c *Cluster) check() {
+	c.checkCounters()
+	agents := map[string]int{}
+	available := map[string]bool{}
+	for _, p := range c.pods {
+		if !agent(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		node := placement.TargetNode(p)
+		if n := c.node(node); n == nil || !placement.Unresponsive(n, c.now, placement.DefaultUnresponsiveGrace) || c.cfg.MaxSurge == 0 {
+			// An unresponsive node is left alone, and out of the surge
+			// budget; with maxSurge 0 no node ever has two agents.
+			agents[node]++
+		}
+		if podReady(p) {
+			available[node] = true
+		}
+	}
+	fitter := c.fitter(&c.eds.Spec.Template)
+	total, zones := 0, map[string]int{}
+	for node := range c.disrupted {
+		n := c.node(node)
+		if n == nil || available[node] || placement.Unresponsive(n, c.now, placement.DefaultUnresponsiveGrace) {
+			delete(c.disrupted, node)
+			continue
+		}
+		if fitter.Fit(n).ShouldRun {
+			total++
+			zones[n.Labels[zoneLabel]]++
+		}
+	}
+	if total > c.cfg.MaxUnavailable {
+		c.violate(Budget, fmt.Sprintf("%d nodes lack the available agent the controller took down, maxUnavailable %d: %v", total, c.cfg.MaxUnavailable, keys(c.disrupted)))
+	}
+	if c.eds.Spec.Strategy.RollingUpdate.Topology != nil {
+		for zone, n := range zones {
+			if n > 1 {
+				c.violate(DomainBudget, fmt.Sprintf("%d nodes of %s lack the available agent the controller took down, maxUnavailablePerDomain 1", n, zone))
+			}
+		}
+	}
+	var surging []string
+	for node, n := range agents {
+		if n > 1 {
+			part := "active node"
+			if cs := runningCanary(c.eds); cs != nil && slices.Contains(cs.Nodes, node) {
+				part = "canary node"
+			}
+			surging = append(surging, fmt.Sprintf("%s (%s): %v", node, part, c.podsOn(node)))
+			if c.cfg.MaxSurge == 0 {
+				c.violate(TwoAgents, fmt.Sprintf("node %s runs %d agents with maxSurge 0: %v", node, n, c.podsOn(node)))
+			}
+		}
+	}
+	if len(surging) > c.cfg.MaxSurge && c.cfg.MaxSurge > 0 {
+		slices.Sort(surging)
+		c.violate(TwoAgents, fmt.Sprintf("%d nodes run two agents, maxSurge %d: %s", len(surging), c.cfg.MaxSurge, strings.Join(surging, "; ")))
+	}
+}
+
+// podsOn names the live pods on node, each with the part its replica set
+// plays: active, canary, other (a template that is neither), or old (the
+// DaemonSet's).
+func (c *Cluster) podsOn(node string) []string {
+	var out []string
+	for _, p := range c.sortedPods() {
+		if placement.TargetNode(p) != node || p.DeletionTimestamp != nil || !agent(p) {
+			continue
+		}
+		rs, part := p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel], "other"
+		switch cs := runningCanary(c.eds); {
+		case rs == "":
+			part = "old"
+		case rs == c.eds.Status.ActiveReplicaSet:
+			part = "active"
+		case cs != nil && cs.ReplicaSet == rs:
+			part = "canary"
+		}
+		out = append(out, p.Name+"("+part+")")
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// ended says how the last template change ended, empty while it has not:
+// Ready, Stalled, or waiting for a person (paused, frozen, manual
+// validation, an analysis that cannot conclude, an old DaemonSet still
+// there).
+func (c *Cluster) ended() string {
+	st := c.eds.Status
+	if c.specErr != nil {
+		return "Stalled: " + c.specErr.Error()
+	}
+	current := c.currentName()
+	if cs := st.Canary; cs != nil && cs.ReplicaSet == current {
+		switch {
+		case cs.Failed:
+			return "Stalled: canary failed"
+		case cs.Paused:
+			return "waiting for a person: canary paused: " + cs.Reason
+		}
+		if p := c.progress[cs.ReplicaSet]; p.phase == phaseStalled {
+			return "Stalled: canary " + p.reason
+		}
+		if p := c.progress[cs.ReplicaSet]; p.reason == v1alpha1.ReasonRolloutFrozen {
+			return "waiting for a person: frozen"
+		}
+		return ""
+	}
+	if st.Bake != nil && st.Bake.ReplicaSet == st.ActiveReplicaSet && st.Bake.Analysis != nil &&
+		st.Bake.Analysis.Phase == v1alpha1.AnalysisFailed {
+		return "Stalled: bake failed"
+	}
+	p := c.progress[st.ActiveReplicaSet]
+	switch {
+	case p.phase == phaseStalled:
+		return "Stalled: " + p.reason
+	case p.phase == phaseDone && st.ActiveReplicaSet == current:
+		return "Ready"
+	case p.reason == v1alpha1.ReasonRolloutFrozen, p.reason == v1alpha1.ReasonRollingUpdatePaused, p.reason == v1alpha1.ReasonWaitingForOldDaemonSet:
+		return "waiting for a person: " + p.reason
+	}
+	return ""
+}
+
+// checkFailed checks that the canary instance a person just failed is no
+// longer running.
+func (c *Cluster) checkFailed(inst *instance) {
+	if c.running() == inst {
+		c.violate(FailIgnored, fmt.Sprintf("canary %s still runs after a person failed it: %s", inst.replicaSet, c.describe()))
+	}
+}

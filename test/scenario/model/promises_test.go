@@ -1,0 +1,218 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/test/scenario"
+)
+
+// Each promise is broken on purpose, behind the controller's back, and
+// must be caught: a check that cannot fail proves nothing.
+
+func rolledOut(t *testing.T, cfg Config) *Cluster {
+	t.Helper()
+	c := New(cfg)
+	if got := c.ended(); got != "Ready" {
+		t.Fatalf("the starting cluster is not rolled out: %q, %s", got, c.describe())
+	}
+	return c
+}
+
+func wantViolation(t *testing.T, c *Cluster, kind Kind) {
+	t.Helper()
+	for _, v := range c.violations {
+		if v.Kind == kind {
+			t.Logf("caught: %s", v)
+			return
+		}
+	}
+	t.Fatalf("no %s violation, got %v", kind, c.violations)
+}
+
+func agentPodOn(c *Cluster, node string) *corev1.Pod {
+	for _, p := range c.edsPods() {
+		if p.Spec.NodeName == node && p.DeletionTimestamp == nil {
+			return p
+		}
+	}
+	return nil
+}
+
+func TestBudgetCatchesTwoNodesTakenDown(t *testing.T) {
+	c := rolledOut(t, Config{})
+	for _, n := range c.nodes[:2] {
+		p := agentPodOn(c, n.Name)
+		c.deleting(p, "test")
+		p.DeletionTimestamp = &metav1.Time{Time: c.now}
+	}
+	c.check()
+	wantViolation(t, c, Budget)
+}
+
+func TestBudgetForgivesWhatPeopleDid(t *testing.T) {
+	c := rolledOut(t, Config{})
+	for i := range 3 {
+		c.Do(scenario.Action{Kind: scenario.PodEvicted, Pod: scenario.AgentPod, Index: i})
+	}
+	if v := unknownViolations(c); len(v) > 0 {
+		t.Fatalf("evictions counted against the controller: %v", v)
+	}
+}
+
+func TestDomainBudgetCatchesTwoNodesOfAZone(t *testing.T) {
+	c := rolledOut(t, Config{Topology: true, MaxUnavailable: 3})
+	for _, n := range []int{0, 3} { // zone-0 both
+		p := agentPodOn(c, c.nodes[n].Name)
+		c.deleting(p, "test")
+		p.DeletionTimestamp = &metav1.Time{Time: c.now}
+	}
+	c.check()
+	wantViolation(t, c, DomainBudget)
+}
+
+func TestTwoAgentsCatchesASecondPod(t *testing.T) {
+	c := rolledOut(t, Config{})
+	p := agentPodOn(c, c.nodes[0].Name).DeepCopy()
+	p.Name += "-twin"
+	c.pods[p.Name] = p
+	c.check()
+	wantViolation(t, c, TwoAgents)
+}
+
+func TestPromotionCatchesAnActiveSwitchWithoutCanary(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	before := c.eds.Status.DeepCopy()
+	c.eds.Status.ActiveReplicaSet, c.eds.Status.Canary = c.currentName(), nil
+	c.afterEDSPass(before, canary.Promoted)
+	wantViolation(t, c, Promotion)
+}
+
+func TestPromotionCatchesACanaryCutShort(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: 20 * time.Second})
+	before := c.eds.Status.DeepCopy()
+	c.eds.Status.ActiveReplicaSet, c.eds.Status.Canary = c.currentName(), nil
+	c.afterEDSPass(before, canary.Promoted)
+	wantViolation(t, c, Promotion)
+	if v := c.violations[0]; !strings.Contains(v.Detail, "ran 20s of its 1m0s") {
+		t.Fatalf("the reason is not the duration: %s", v)
+	}
+}
+
+func TestPromotionAcceptsAValidationOfThisInstance(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	c.Do(scenario.Action{Kind: scenario.Steer, Steer: scenario.Validate, Target: scenario.RunningCanary})
+	if v := unknownViolations(c); c.eds.Status.ActiveReplicaSet != c.currentName() || len(v) > 0 {
+		t.Fatalf("a validated canary: %s, %v", c.describe(), v)
+	}
+}
+
+func TestNeverEndsCatchesARolloutLeftRunning(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	// The canary is kept running on purpose: its clock never starts.
+	c.eds.Status.Canary.StartedAt = &metav1.Time{Time: c.now.Add(time.Hour)}
+	c.promises.instances = nil
+	c.Play(nil, 5*time.Minute)
+	wantViolation(t, c, NeverEnds)
+}
+
+func TestEveryRolloutOfTheModelEnds(t *testing.T) {
+	for _, cfg := range []Config{{}, {Steps: true}, {Topology: true}, {Analysis: true}, {Topology: true, Analysis: true}, {MaxSurge: 1}} {
+		c := rolledOut(t, cfg)
+		c.Play([]scenario.Action{{Kind: scenario.ApplyTemplate, Template: 1}}, quiet)
+		if v := unknownViolations(c); len(v) > 0 {
+			t.Fatalf("%+v: %v", cfg, v)
+		}
+		if c.ended() != "Ready" || c.eds.Status.ActiveReplicaSet != c.currentName() {
+			t.Fatalf("%+v: a plain template change did not roll out: %s", cfg, c.describe())
+		}
+	}
+}
+
+func TestSpecWrittenIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.eds.Spec.MinReadySeconds = 5
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: time.Second})
+	wantViolation(t, c, SpecWritten)
+}
+
+func TestToldTwiceIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	before := c.eds.Status.DeepCopy()
+	c.afterEDSPass(before, canary.Failed)
+	c.afterEDSPass(before, canary.Failed)
+	wantViolation(t, c, ToldTwice)
+}
+
+func TestNotOursIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{BarePod: true})
+	c.deleting(c.pods["database"], "test")
+	wantViolation(t, c, NotOurs)
+}
+
+func TestFailIgnoredIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	inst := c.running()
+	c.checkFailed(inst)
+	wantViolation(t, c, FailIgnored)
+	c = rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	c.Do(scenario.Action{Kind: scenario.Steer, Steer: scenario.FailCanary, Via: scenario.ViaSpec})
+	if v := unknownViolations(c); len(v) > 0 || c.eds.Status.Canary == nil || !c.eds.Status.Canary.Failed {
+		t.Fatalf("a failed canary: %s %v", c.describe(), v)
+	}
+}
+
+// The stories of issue 22, scripted: each keeps the promises, or is the
+// known open item it was reported as.
+func TestTheIssueStories(t *testing.T) {
+	stories := []struct {
+		name string
+		cfg  Config
+		seq  []scenario.Action
+	}{
+		{"validated, rolled back, applied again", Config{Analysis: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Steer, Steer: scenario.Validate, Target: scenario.RunningCanary},
+			{Kind: scenario.Rollback, Index: 1},
+			{Kind: scenario.Wait, Delay: 4 * time.Minute},
+			{Kind: scenario.ApplyTemplate, Template: 1},
+		}},
+		{"template change while waiting for the DaemonSet", Config{Handover: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+		}},
+		{"handover with the selector unset", Config{Handover: true, SelectorUnset: true, BarePod: true}, []scenario.Action{
+			{Kind: scenario.Toggle, Setting: scenario.Handover, On: false},
+			{Kind: scenario.Wait, Delay: time.Minute},
+		}},
+		{"the canary's only node dies", Config{Untainted: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 5 * time.Second},
+			{Kind: scenario.NodeNotReady, Index: 0},
+			{Kind: scenario.Wait, Delay: 6 * time.Minute},
+		}},
+	}
+	for _, s := range stories {
+		t.Run(s.name, func(t *testing.T) {
+			for _, v := range New(s.cfg).Play(s.seq, quiet) {
+				if item := knownOpenItem(s.cfg, s.seq, v); item > 0 {
+					t.Logf("known open item %d: %s", item, v)
+					continue
+				}
+				t.Errorf("%s\n%s%s", v, scenario.Story(s.seq), traceOf(s.cfg, s.seq))
+			}
+		})
+	}
+}
