@@ -64,8 +64,10 @@ func TestRandomWalk(t *testing.T) {
 		w.play(a)
 		w.checkpoint()
 	}
+	last := time.Now()
 	w.waitEnded(w.tail())
-	w.log = append(w.log, fmt.Sprintf("     every change ended %s after the walk started", time.Since(start).Round(time.Second)))
+	s.result.Converge = time.Since(last)
+	w.log = append(w.log, fmt.Sprintf("     every change ended %s after the last action", s.result.Converge.Round(time.Second)))
 	t.Logf("walk played in %s:\n%s", time.Since(start).Round(time.Second), strings.Join(w.log, "\n"))
 	w.verify()
 }
@@ -152,7 +154,11 @@ func walkCanaryStrategy() *v1alpha1.CanaryStrategy {
 // play plays one action and logs what came of it.
 func (w *walker) play(a actions.Action) {
 	w.played++
+	w.s.result.Actions = w.played
 	outcome := w.act(a)
+	if strings.Contains(outcome, "skipped: ") {
+		w.s.result.Skipped++
+	}
 	line := fmt.Sprintf("%3d. %s", w.played, a)
 	if outcome != "" {
 		line += ": " + outcome
