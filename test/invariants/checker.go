@@ -31,7 +31,9 @@ const (
 	// on from a step, before it ran its duration (or its step's) since its
 	// own start, or without its analysis seen pass since then, and no
 	// person validated that instance (or skipped that step) since it
-	// started; or a replica set promoted with no canary of it running.
+	// started; or a replica set promoted with no canary of it running; or,
+	// unless a person validated it, a canary promoted while one of its
+	// nodes had no available canary pod on a Ready node.
 	EarlyPromotion Rule = "EarlyPromotion"
 	// SpecWritten: the controller wrote an ExtendedDaemonSet's spec.
 	SpecWritten Rule = "SpecWritten"
@@ -85,6 +87,11 @@ type Checker struct {
 	onNode  map[string]map[types.UID]bool
 	synced  bool
 	created map[string]int
+	// lastAvailable is when each "node/replicaSet" was last seen with an
+	// available pod on a Ready node.
+	lastAvailable map[string]time.Time
+	// promotions wait out the grace before their canary nodes are judged.
+	promotions []promotion
 
 	suspects   []suspect
 	violations []Violation
@@ -159,7 +166,7 @@ func NewChecker(fieldManager string) *Checker {
 		FieldManager: fieldManager,
 		nodes:        map[string]*corev1.Node{}, sets: map[string]*setState{},
 		pods: map[types.UID]podInfo{}, onNode: map[string]map[types.UID]bool{}, created: map[string]int{},
-		reported: map[string]bool{},
+		lastAvailable: map[string]time.Time{}, reported: map[string]bool{},
 	}
 }
 
@@ -216,6 +223,7 @@ func (c *Checker) Node(node *corev1.Node, deleted bool, now time.Time) {
 	if prev, known := c.nodes[node.Name]; deleted || !known || nodeShape(prev) != nodeShape(node) {
 		c.moved("", "", now)
 	}
+	c.seeAvailable(node.Name, now)
 	if deleted {
 		delete(c.nodes, node.Name)
 		c.note(now, "node %s deleted", node.Name)
@@ -287,6 +295,12 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 		delete(c.onNode[prev.eds+"/"+prev.node], pod.UID)
 	}
 	c.progress(prev, known, info, deleted, now)
+	if known {
+		c.seeAvailablePod(prev, now)
+	}
+	if !deleted {
+		c.seeAvailablePod(info, now)
+	}
 	switch {
 	case deleted:
 		delete(c.pods, pod.UID)
@@ -327,6 +341,7 @@ func (c *Checker) Tick(now time.Time) {
 	for _, s := range c.sets {
 		c.checkFailedPods(s, now)
 	}
+	c.settlePromotions(now, false)
 	c.checkDeadlines(now)
 }
 
@@ -335,6 +350,9 @@ func (c *Checker) Pending(now time.Time) time.Duration {
 	var wait time.Duration
 	for _, sus := range c.suspects {
 		wait = max(wait, sus.at.Add(c.grace()).Sub(now))
+	}
+	for _, p := range c.promotions {
+		wait = max(wait, p.at.Add(c.grace()).Sub(now))
 	}
 	return wait
 }
@@ -345,6 +363,7 @@ func (c *Checker) Flush(now time.Time) {
 		c.settleSuspect(sus)
 	}
 	c.suspects = nil
+	c.settlePromotions(now, true)
 }
 
 // place decides whether node is desired for s, after a change of the node
@@ -397,6 +416,33 @@ func (c *Checker) podsOn(eds, node string) []podInfo {
 
 func (c *Checker) availableOn(eds, node string) bool {
 	return slices.ContainsFunc(c.podsOn(eds, node), func(p podInfo) bool { return p.ready && !p.terminating })
+}
+
+// podAvailable says whether p is an available agent on a Ready node.
+func (c *Checker) podAvailable(p podInfo) bool {
+	n, ok := c.nodes[p.node]
+	return p.ready && !p.terminating && ok && nodeReady(n)
+}
+
+// seeAvailablePod records that p, as the monitor knew it until now, was
+// available until now.
+func (c *Checker) seeAvailablePod(p podInfo, now time.Time) {
+	if c.podAvailable(p) {
+		c.lastAvailable[p.node+"/"+p.replicaSet] = now
+	}
+}
+
+// seeAvailable records the pods of node that were available until now,
+// before the node changes.
+func (c *Checker) seeAvailable(node string, now time.Time) {
+	for key, uids := range c.onNode {
+		if !strings.HasSuffix(key, "/"+node) {
+			continue
+		}
+		for uid := range uids {
+			c.seeAvailablePod(c.pods[uid], now)
+		}
+	}
 }
 
 func (c *Checker) hasLivePod(eds, node string) bool { return c.livePods(eds, node) > 0 }

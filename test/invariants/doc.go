@@ -14,8 +14,10 @@
 //     start, nor without its analysis seen pass since then when one is
 //     configured, unless a person validated that instance (or skipped that
 //     step) since it started: a value left from an earlier canary counts
-//     for nothing; and no promotion of a replica set with no canary of it
-//     running;
+//     for nothing; no promotion of a replica set with no canary of it
+//     running; and, unless a person validated it, none of a canary that
+//     lacked an available pod on a Ready node on any of its canary nodes as
+//     it was promoted (a canary whose node died ran on nothing there);
 //   - no change of an ExtendedDaemonSet's spec by the controller;
 //   - no pod of a failed canary template outside the canary's nodes;
 //   - every change of template or steering value ends, Ready, Stalled or

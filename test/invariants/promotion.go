@@ -1,6 +1,7 @@
 package invariants
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,6 +230,11 @@ func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet
 	if n := int32(len(strategy.Steps)); n > 0 && prev.Step == n && s.skipped(promoted, prev, n) { //nolint:gosec // steps are at most MaxCanarySteps
 		return
 	}
+	if len(prev.Nodes) == 0 && len(s.desired) > 0 {
+		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted on no canary node, with %d nodes to run on", eds.Name, promoted, len(s.desired))
+		return
+	}
+	c.promotions = append(c.promotions, promotion{eds: eds.Name, replicaSet: promoted, nodes: slices.Clone(prev.Nodes), at: now})
 	if step := unjudgedStep(strategy, prev); step != "" {
 		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted though its %s", eds.Name, promoted, step)
 		return
@@ -246,4 +252,54 @@ func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet
 		}
 		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with its analysis %s, not seen pass since it started", eds.Name, promoted, phase)
 	}
+}
+
+// promotion is a canary promoted on its own, whose nodes are judged once
+// the other watches had their grace to tell of its pods.
+type promotion struct {
+	eds, replicaSet string
+	nodes           []string
+	at              time.Time
+}
+
+// settlePromotions judges the promotions whose grace has passed (all of
+// them when flush is set): each canary node must have run an available
+// canary pod, on a Ready node, when the canary was promoted or within the
+// reaction time before. A canary judged on a node that died, or on a pod
+// that crashed, was judged on nothing there.
+func (c *Checker) settlePromotions(now time.Time, flush bool) {
+	keep := c.promotions[:0]
+	for _, p := range c.promotions {
+		if !flush && now.Sub(p.at) < c.grace() {
+			keep = append(keep, p)
+			continue
+		}
+		var unjudged []string
+		for _, node := range p.nodes {
+			if c.availableAt(p.eds, node, p.replicaSet, p.at) {
+				continue
+			}
+			unjudged = append(unjudged, node)
+		}
+		if len(unjudged) > 0 {
+			c.violate(p.at, EarlyPromotion, "eds %s: canary %s promoted though %d of its %d nodes had no available canary pod on a Ready node: %s",
+				p.eds, p.replicaSet, len(unjudged), len(p.nodes), strings.Join(unjudged, ", "))
+		}
+	}
+	c.promotions = keep
+}
+
+// availableAt says whether node had an available pod of replicaSet, on a
+// Ready node, at at or within the reaction time before (the controller's
+// view lags), or has one now (its watch told it before the monitor's).
+func (c *Checker) availableAt(eds, node, replicaSet string, at time.Time) bool {
+	if last, ok := c.lastAvailable[node+"/"+replicaSet]; ok && !last.Before(at.Add(-c.reactionTime())) {
+		return true
+	}
+	for uid := range c.onNode[eds+"/"+node] {
+		if p := c.pods[uid]; p.replicaSet == replicaSet && c.podAvailable(p) {
+			return true
+		}
+	}
+	return false
 }
