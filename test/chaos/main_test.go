@@ -55,7 +55,7 @@ var profiles = map[string]profile{
 	"short": {
 		name: "short", nodes: 40, kills: 3, maxUptime: 8 * time.Second, faultRate: 0.1, watchLag: time.Second,
 		canary: 10 * time.Second, failoverCanary: time.Minute, rolloutTimeout: 5 * time.Minute,
-		walkSteps: 60, walkNodes: 6, walkMaxWait: 20 * time.Second,
+		walkSteps: 60, walkNodes: 6, walkMaxWait: 15 * time.Second,
 	},
 	"full": {
 		name: "full", nodes: 500, kills: 20, maxUptime: 8 * time.Second, faultRate: 0.1, watchLag: time.Second,
