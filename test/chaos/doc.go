@@ -8,9 +8,18 @@
 // that config/default binds, so a request its roles refuse fails the suite
 // too.
 //
+// A seeded random walk of the ordinary actions of test/scenario (templates,
+// steering values, pauses, rollbacks, nodes and pods failing, settings)
+// plays on nodes of its own under the monitor; the first broken promise
+// stops it with the seed and the actions played, and after its last action
+// every change must end within its deadline. Actions the environment
+// cannot play (analysis verdicts without a Prometheus, a handover without
+// a DaemonSet controller, a kubelet holding pods) are skipped with the
+// reason in the log.
+//
 // `go test ./test/chaos/` runs a short form; CHAOS=full (`make chaos`) runs
 // the full counts on 500 nodes. CHAOS_REPORT names a file for the report as
-// JSON. CHAOS_SEED replays a run's random choices: the kill moments
-// exactly; the faults follow the order the manager's requests come in,
-// which its concurrency changes from run to run.
+// JSON. CHAOS_SEED replays a run's random choices: the kill moments and the
+// walk's actions exactly; the faults follow the order the manager's
+// requests come in, which its concurrency changes from run to run.
 package chaos

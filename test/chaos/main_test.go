@@ -44,16 +44,23 @@ type profile struct {
 	// fails the test with what it waited for; nothing is asserted about
 	// speed.
 	rolloutTimeout time.Duration
+	// walkSteps are the actions of the random walk, on walkNodes nodes of
+	// its own, each wait at most walkMaxWait.
+	walkSteps   int
+	walkNodes   int
+	walkMaxWait time.Duration
 }
 
 var profiles = map[string]profile{
 	"short": {
 		name: "short", nodes: 40, kills: 3, maxUptime: 8 * time.Second, faultRate: 0.1, watchLag: time.Second,
 		canary: 10 * time.Second, failoverCanary: time.Minute, rolloutTimeout: 5 * time.Minute,
+		walkSteps: 60, walkNodes: 6, walkMaxWait: 15 * time.Second,
 	},
 	"full": {
 		name: "full", nodes: 500, kills: 20, maxUptime: 8 * time.Second, faultRate: 0.1, watchLag: time.Second,
 		canary: 30 * time.Second, failoverCanary: 90 * time.Second, rolloutTimeout: 15 * time.Minute,
+		walkSteps: 300, walkNodes: 12, walkMaxWait: 30 * time.Second,
 	},
 }
 

@@ -31,6 +31,10 @@ type Result struct {
 	Kills int `json:"kills"`
 	// Rollouts are the templates rolled out under chaos.
 	Rollouts int `json:"rollouts"`
+	// Actions are the random walk's actions played, Skipped those the
+	// environment could not play.
+	Actions int `json:"actions,omitempty"`
+	Skipped int `json:"skipped,omitempty"`
 	// Requests are the manager's requests through the fault proxy, and
 	// Faults those answered with a fault, by kind.
 	Requests int               `json:"requests,omitempty"`
@@ -47,7 +51,8 @@ type Result struct {
 	Forbidden            int `json:"forbidden"`
 
 	// Converge is from the end of the chaos (the last kill, the template
-	// change under faults) until every node runs the new template.
+	// change under faults) until every node runs the new template; for the
+	// random walk, from its last action until every change ended.
 	Converge time.Duration `json:"-"`
 	// Takeover is from the leader's kill until another holds its lease.
 	Takeover time.Duration `json:"-"`
@@ -110,6 +115,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	})
 	row("kills survived", count(func(s *Result) int { return s.Kills }))
 	row("rollouts", count(func(s *Result) int { return s.Rollouts }))
+	row("walk actions (skipped)", func(s *Result) string {
+		if s.Actions == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%d (%d)", s.Actions, s.Skipped)
+	})
 	row("faults injected", func(s *Result) string {
 		if s.Requests == 0 {
 			return "-"

@@ -42,6 +42,9 @@ const (
 	// cleanupTimeout bounds the deletion of a scenario's pods.
 	cleanupTimeout = 5 * time.Minute
 	pollInterval   = time.Second
+	// reactionTime is how long after an agent fails on its own the
+	// manager is held to know it (invariants.Options.ReactionTime).
+	reactionTime = 3 * time.Second
 )
 
 // fastLease lets another manager take over within seconds of a kill: the
@@ -64,9 +67,12 @@ type scenario struct {
 	rng    *rand.Rand
 	result *Result
 
-	monitor  *invariants.Monitor
-	managers []*managerproc.Manager
-	proxies  []*FaultProxy
+	monitor *invariants.Monitor
+	// violations holds the first promise the monitor saw broken, for a
+	// scenario that stops at once.
+	violations chan invariants.Violation
+	managers   []*managerproc.Manager
+	proxies    []*FaultProxy
 }
 
 // newScenario creates the scenario's namespace and starts the monitor. At
@@ -86,13 +92,24 @@ func newScenario(t *testing.T, name string) *scenario {
 		t: t, g: gomega.NewWithT(t), ctx: t.Context(), env: e, result: result,
 		// Namespaces stay, with no namespace controller to finalize them:
 		// a scenario run again (-count) takes a new one.
-		ns:  fmt.Sprintf("chaos-%s-%d", name, result.Run),
-		rng: rand.New(rand.NewPCG(seed, h.Sum64())), //nolint:gosec // repeatable draws, not secrets
+		ns:         fmt.Sprintf("chaos-%s-%d", name, result.Run),
+		rng:        rand.New(rand.NewPCG(seed, h.Sum64())), //nolint:gosec // repeatable draws, not secrets
+		violations: make(chan invariants.Violation, 1),
 	}
 	s.g.Expect(e.client.Create(s.ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}})).To(gomega.Succeed())
 	t.Cleanup(s.tearDown)
 	var err error
-	s.monitor, err = invariants.Start(s.ctx, e.admin, s.ns, invariants.Options{})
+	s.monitor, err = invariants.Start(s.ctx, e.admin, s.ns, invariants.Options{
+		OnViolation: func(v invariants.Violation) {
+			select {
+			case s.violations <- v:
+			default:
+			}
+		},
+		// The manager's watches lag on a busy machine, more so under the
+		// walk's pods failing on their own.
+		ReactionTime: reactionTime,
+	})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
 	return s
 }

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
-	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
@@ -27,8 +26,14 @@ const (
 	// TwoPods: two pods of one ExtendedDaemonSet on a node while maxSurge
 	// allows none, three on a node, or more surging nodes than maxSurge.
 	TwoPods Rule = "TwoPods"
-	// EarlyPromotion: a canary promoted before its duration, or without a
-	// Successful analysis, and no person validated it.
+	// EarlyPromotion: a canary instance (a replica set from one start; a
+	// template applied again or a retry starts another) promoted, or moved
+	// on from a step, before it ran its duration (or its step's) since its
+	// own start, or without its analysis seen pass since then, and no
+	// person validated that instance (or skipped that step) since it
+	// started; or a replica set promoted with no canary of it running; or,
+	// unless a person validated it, a canary promoted while one of its
+	// nodes had no available canary pod on a Ready node.
 	EarlyPromotion Rule = "EarlyPromotion"
 	// SpecWritten: the controller wrote an ExtendedDaemonSet's spec.
 	SpecWritten Rule = "SpecWritten"
@@ -70,6 +75,9 @@ type Checker struct {
 	// ReactionTime is how long after an agent failed on its own the
 	// controller is held to know it; DefaultReactionTime when zero.
 	ReactionTime time.Duration
+	// DeadlineSlack is the reaction delay the Hanging rule allows on top of
+	// what the spec does; DefaultDeadlineSlack when zero.
+	DeadlineSlack time.Duration
 	// Note receives a line for each change worth a timeline entry.
 	Note func(at time.Time, line string)
 
@@ -79,6 +87,11 @@ type Checker struct {
 	onNode  map[string]map[types.UID]bool
 	synced  bool
 	created map[string]int
+	// lastAvailable is when each "node/replicaSet" was last seen with an
+	// available pod on a Ready node.
+	lastAvailable map[string]time.Time
+	// promotions wait out the grace before their canary nodes are judged.
+	promotions []promotion
 
 	suspects   []suspect
 	violations []Violation
@@ -96,8 +109,14 @@ type setState struct {
 	// outages are the desired nodes that lost their available agent, and
 	// whether the rollout took it (a pod deleted) or it went unready alone.
 	outages map[string]outage
-	// canary is the last canary status seen, kept past a promotion.
-	canary *v1alpha1.CanaryStatus
+	// instance is the last canary instance seen, kept past its promotion.
+	instance *canaryInstance
+	// steering holds the values that promote a canary or move it on, with
+	// when each was given.
+	steering map[steeringSource]given
+	// episode is the latest change of template or steering value, until
+	// the rollout ends.
+	episode *episode
 	// failed is when each failed canary replica set was first seen failed,
 	// with its nodes.
 	failed map[string]failedCanary
@@ -122,7 +141,11 @@ type podInfo struct {
 	// updating: the pod is being updated in place (an image its
 	// containers do not run yet, or its in-place readiness gate closed):
 	// the rollout took it down.
-	updating  bool
+	updating bool
+	// evicted: the pod is being evicted (its DisruptionTarget condition
+	// is True), which is not the rollout's doing.
+	evicted   bool
+	restarts  int32
 	firstSeen time.Time
 }
 
@@ -143,7 +166,7 @@ func NewChecker(fieldManager string) *Checker {
 		FieldManager: fieldManager,
 		nodes:        map[string]*corev1.Node{}, sets: map[string]*setState{},
 		pods: map[types.UID]podInfo{}, onNode: map[string]map[types.UID]bool{}, created: map[string]int{},
-		reported: map[string]bool{},
+		lastAvailable: map[string]time.Time{}, reported: map[string]bool{},
 	}
 }
 
@@ -197,6 +220,10 @@ func (c *Checker) grace() time.Duration {
 
 // Node records a node, or its deletion.
 func (c *Checker) Node(node *corev1.Node, deleted bool, now time.Time) {
+	if prev, known := c.nodes[node.Name]; deleted || !known || nodeShape(prev) != nodeShape(node) {
+		c.moved("", "", now)
+	}
+	c.seeAvailable(node.Name, now)
 	if deleted {
 		delete(c.nodes, node.Name)
 		c.note(now, "node %s deleted", node.Name)
@@ -223,15 +250,19 @@ func (c *Checker) ExtendedDaemonSet(eds *v1alpha1.ExtendedDaemonSet, deleted boo
 	}
 	s, known := c.sets[eds.Name]
 	if !known {
-		s = &setState{desired: map[string]bool{}, available: map[string]bool{}, outages: map[string]outage{}, failed: map[string]failedCanary{}, surging: map[string]bool{}}
+		s = &setState{desired: map[string]bool{}, available: map[string]bool{}, outages: map[string]outage{}, failed: map[string]failedCanary{},
+			surging: map[string]bool{}, steering: map[steeringSource]given{}}
 		c.sets[eds.Name] = s
 	}
 	before := s.eds
 	s.eds = eds
 	c.noteStatus(before, eds, now)
 	c.checkSpecWriter(s, now)
+	s.observeSteering(now)
 	c.checkPromotion(s, before, now)
+	c.observeCanary(s, now)
 	c.trackFailure(s, now)
+	c.trackEpisode(s, before, now)
 	if before == nil || before.Generation != eds.Generation {
 		for name := range c.nodes {
 			c.place(s, name)
@@ -255,13 +286,20 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 	info := podInfo{
 		name: pod.Name, eds: eds, replicaSet: pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel],
 		node: placement.TargetNode(pod), ready: RunningAndReady(pod), terminating: pod.DeletionTimestamp != nil,
-		updating: imageChanging(pod) || inPlaceGateClosed(pod), firstSeen: now,
+		updating: imageChanging(pod) || inPlaceGateClosed(pod), evicted: evicted(pod), restarts: restarts(pod), firstSeen: now,
 	}
 	if known {
 		info.firstSeen = prev.firstSeen
 	}
 	if known && prev.node != info.node {
 		delete(c.onNode[prev.eds+"/"+prev.node], pod.UID)
+	}
+	c.progress(prev, known, info, deleted, now)
+	if known {
+		c.seeAvailablePod(prev, now)
+	}
+	if !deleted {
+		c.seeAvailablePod(info, now)
 	}
 	switch {
 	case deleted:
@@ -303,6 +341,8 @@ func (c *Checker) Tick(now time.Time) {
 	for _, s := range c.sets {
 		c.checkFailedPods(s, now)
 	}
+	c.settlePromotions(now, false)
+	c.checkDeadlines(now)
 }
 
 // Pending is how long until every suspect has had its grace.
@@ -310,6 +350,9 @@ func (c *Checker) Pending(now time.Time) time.Duration {
 	var wait time.Duration
 	for _, sus := range c.suspects {
 		wait = max(wait, sus.at.Add(c.grace()).Sub(now))
+	}
+	for _, p := range c.promotions {
+		wait = max(wait, p.at.Add(c.grace()).Sub(now))
 	}
 	return wait
 }
@@ -320,6 +363,7 @@ func (c *Checker) Flush(now time.Time) {
 		c.settleSuspect(sus)
 	}
 	c.suspects = nil
+	c.settlePromotions(now, true)
 }
 
 // place decides whether node is desired for s, after a change of the node
@@ -349,9 +393,9 @@ func (c *Checker) settle(s *setState, node string, now time.Time, changed types.
 	case was && !is:
 		// The agent that was available is gone, going, or being updated in
 		// place: the rollout took it. Still there but unready: it failed
-		// alone.
+		// alone. Evicted: someone else took it.
 		p, ok := c.pods[changed]
-		byRollout := !ok || p.terminating || p.updating || !c.hasLivePod(s.eds.Name, node)
+		byRollout := !ok || (!p.evicted && (p.terminating || p.updating || !c.hasLivePod(s.eds.Name, node)))
 		s.outages[node] = outage{since: now, byRollout: byRollout}
 		if byRollout {
 			c.checkBudget(s, node, now)
@@ -372,6 +416,33 @@ func (c *Checker) podsOn(eds, node string) []podInfo {
 
 func (c *Checker) availableOn(eds, node string) bool {
 	return slices.ContainsFunc(c.podsOn(eds, node), func(p podInfo) bool { return p.ready && !p.terminating })
+}
+
+// podAvailable says whether p is an available agent on a Ready node.
+func (c *Checker) podAvailable(p podInfo) bool {
+	n, ok := c.nodes[p.node]
+	return p.ready && !p.terminating && ok && nodeReady(n)
+}
+
+// seeAvailablePod records that p, as the monitor knew it until now, was
+// available until now.
+func (c *Checker) seeAvailablePod(p podInfo, now time.Time) {
+	if c.podAvailable(p) {
+		c.lastAvailable[p.node+"/"+p.replicaSet] = now
+	}
+}
+
+// seeAvailable records the pods of node that were available until now,
+// before the node changes.
+func (c *Checker) seeAvailable(node string, now time.Time) {
+	for key, uids := range c.onNode {
+		if !strings.HasSuffix(key, "/"+node) {
+			continue
+		}
+		for uid := range uids {
+			c.seeAvailablePod(c.pods[uid], now)
+		}
+	}
 }
 
 func (c *Checker) hasLivePod(eds, node string) bool { return c.livePods(eds, node) > 0 }
@@ -511,54 +582,6 @@ func (c *Checker) checkSpecWriter(s *setState, now time.Time) {
 	}
 }
 
-// checkPromotion judges a change of active replica set to the last canary
-// seen: it needs the canary's duration (with steps, the durations of the
-// steps not skipped) and a Successful analysis (with steps, of every step
-// that ended on its own), unless a person validated it, or skipped its
-// last step, or the canary strategy is gone.
-func (c *Checker) checkPromotion(s *setState, before *v1alpha1.ExtendedDaemonSet, now time.Time) {
-	eds := s.eds
-	if eds.Status.Canary != nil {
-		s.canary = eds.Status.Canary.DeepCopy()
-	}
-	if before == nil || before.Status.ActiveReplicaSet == "" || eds.Status.ActiveReplicaSet == before.Status.ActiveReplicaSet {
-		return
-	}
-	promoted, last := eds.Status.ActiveReplicaSet, s.canary
-	strategy := eds.Spec.Strategy.Canary
-	if last == nil || last.ReplicaSet != promoted || strategy == nil {
-		return
-	}
-	c.note(now, "eds %s: canary %s promoted", eds.Name, promoted)
-	if canary.Steered(canary.SteerValidate, strategy, eds.Annotations, last) {
-		return
-	}
-	if last.StartedAt == nil {
-		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with no start time", eds.Name, promoted)
-		return
-	}
-	duration, personal := promotionDuration(eds, last)
-	if personal {
-		return
-	}
-	if step := unjudgedStep(strategy, last); step != "" {
-		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted though its %s", eds.Name, promoted, step)
-		return
-	}
-	if ran := now.Sub(last.StartedAt.Time); ran < duration {
-		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted after %s, its duration is %s",
-			eds.Name, promoted, ran.Round(time.Millisecond), duration)
-		return
-	}
-	if strategy.Analysis != nil && (last.Analysis == nil || last.Analysis.Phase != v1alpha1.AnalysisSuccessful) {
-		phase := v1alpha1.AnalysisPhase("none")
-		if last.Analysis != nil {
-			phase = last.Analysis.Phase
-		}
-		c.violate(now, EarlyPromotion, "eds %s: canary %s promoted with its analysis %s", eds.Name, promoted, phase)
-	}
-}
-
 // trackFailure remembers when each canary was first seen failed, and on
 // which nodes.
 func (c *Checker) trackFailure(s *setState, now time.Time) {
@@ -665,6 +688,45 @@ func imageChanging(pod *corev1.Pod) bool {
 	}
 	return changing(pod.Spec.Containers, pod.Status.ContainerStatuses, false) ||
 		changing(pod.Spec.InitContainers, pod.Status.InitContainerStatuses, true)
+}
+
+// evicted reports whether the pod's DisruptionTarget condition is True:
+// the API server sets it on a pod it evicts, before deleting it.
+func evicted(pod *corev1.Pod) bool {
+	for _, cond := range pod.Status.Conditions {
+		if cond.Type == corev1.DisruptionTarget {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// restarts counts the restarts of the pod's containers.
+func restarts(pod *corev1.Pod) int32 {
+	var n int32
+	for _, st := range pod.Status.ContainerStatuses {
+		n += st.RestartCount
+	}
+	return n
+}
+
+// progress pushes the deadline of the pod's ExtendedDaemonSet when a node
+// gains an available pod of a replica set, or loses one, for the first
+// time since the last change, or when a container of the running canary
+// restarts (noRestartsDuration holds its promotion from then on).
+func (c *Checker) progress(prev podInfo, known bool, info podInfo, deleted bool, now time.Time) {
+	key := info.node + "/" + info.replicaSet
+	switch {
+	case deleted:
+		c.moved(info.eds, "-"+key, now)
+	case info.ready && !info.terminating && (!known || !prev.ready || prev.terminating):
+		c.moved(info.eds, key, now)
+	}
+	if s := c.sets[info.eds]; s != nil && known && info.restarts > prev.restarts {
+		if cs := s.eds.Status.Canary; cs != nil && cs.ReplicaSet == info.replicaSet {
+			c.moved(info.eds, "", now)
+		}
+	}
 }
 
 // inPlaceGateClosed reports whether the pod's in-place readiness gate is

@@ -34,6 +34,8 @@ func newFleet(t *testing.T, nodes int, maxUnavailable, maxSurge intstr.IntOrStri
 	f.eds.Spec.Strategy.RollingUpdate.MaxUnavailable = &maxUnavailable
 	f.eds.Spec.Strategy.RollingUpdate.MaxSurge = &maxSurge
 	f.eds.Status.ActiveReplicaSet = "v1"
+	f.eds.Status.ObservedGeneration = 1
+	f.eds.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonRolledOut}}
 	f.c.ExtendedDaemonSet(f.eds.DeepCopy(), false, f.now)
 	for i := range nodes {
 		f.c.Node(readyNode(fmt.Sprintf("node-%d", i)), false, f.now)
@@ -196,74 +198,6 @@ func TestSurgeBeyondMaxSurgeIsCaught(t *testing.T) {
 	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("2 nodes with two pods, maxSurge allows 1"))
 }
 
-// canaryFleet is a fleet running canary v2 since the current step.
-func canaryFleet(t *testing.T, analysis bool) *fleet {
-	f := newFleet(t, 4, intstr.FromInt32(1), intstr.FromInt32(0))
-	f.eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Duration: &metav1.Duration{Duration: 10 * time.Second}}
-	if analysis {
-		f.eds.Spec.Strategy.Canary.Analysis = &v1alpha1.CanaryAnalysis{}
-	}
-	f.writeStatus(func(st *v1alpha1.ExtendedDaemonSetStatus) {
-		st.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "v2", Nodes: []string{"node-0"}, StartedAt: ptr.To(metav1.NewTime(f.now.Add(time.Second)))}
-	})
-	return f
-}
-
-func promote(st *v1alpha1.ExtendedDaemonSetStatus) { st.ActiveReplicaSet, st.Canary = "v2", nil }
-
-func TestPromotionBeforeTheDurationIsCaught(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := canaryFleet(t, false)
-	f.writeStatus(promote)
-	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}))
-	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("its duration is 10s"))
-}
-
-func TestPromotionAfterTheDurationPasses(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := canaryFleet(t, false)
-	for range 10 {
-		f.step()
-	}
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
-}
-
-func TestPromotionWithoutASuccessfulAnalysisIsCaught(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := canaryFleet(t, true)
-	f.writeStatus(func(st *v1alpha1.ExtendedDaemonSetStatus) {
-		st.Canary.Analysis = &v1alpha1.AnalysisStatus{Phase: v1alpha1.AnalysisRunning}
-	})
-	for range 10 {
-		f.step()
-	}
-	f.writeStatus(promote)
-	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}))
-	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("with its analysis Running"))
-}
-
-func TestPromotionAfterASuccessfulAnalysisPasses(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := canaryFleet(t, true)
-	for range 10 {
-		f.step()
-	}
-	f.writeStatus(func(st *v1alpha1.ExtendedDaemonSetStatus) {
-		st.Canary.Analysis = &v1alpha1.AnalysisStatus{Phase: v1alpha1.AnalysisSuccessful}
-	})
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
-}
-
-func TestValidatedCanaryMayBePromotedAtOnce(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := canaryFleet(t, true)
-	f.eds.Annotations = map[string]string{v1alpha1.CanaryValidatedAnnotation: "v2"}
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
-}
-
 func TestSpecWrittenByTheControllerIsCaught(t *testing.T) {
 	g := gomega.NewWithT(t)
 	f := newFleet(t, 1, intstr.FromInt32(1), intstr.FromInt32(0))
@@ -309,71 +243,4 @@ func TestAgentFailingAsTheRolloutActsIsNotHeldAgainstIt(t *testing.T) {
 	f.remove("node-2")
 	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{Unavailable}), "by now it has seen node-0 fail")
 	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("(node-0, node-2)"))
-}
-
-// stepsFleet is a canary of three 10s steps, at its last step, the first
-// two recorded as ended with results.
-func stepsFleet(t *testing.T, first, second v1alpha1.CanaryStepResult, analysis v1alpha1.AnalysisPhase) *fleet {
-	f := canaryFleet(t, true)
-	step := func(d time.Duration) v1alpha1.CanaryStep {
-		return v1alpha1.CanaryStep{Replicas: intstr.FromInt32(1), Duration: &metav1.Duration{Duration: d}}
-	}
-	f.eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{Steps: []v1alpha1.CanaryStep{step(10 * time.Second), step(10 * time.Second), step(10 * time.Second)},
-		Analysis: &v1alpha1.CanaryAnalysis{}}
-	f.writeStatus(func(st *v1alpha1.ExtendedDaemonSetStatus) {
-		st.Canary.Step = 3
-		st.Canary.Analysis = &v1alpha1.AnalysisStatus{Phase: v1alpha1.AnalysisSuccessful}
-		st.Canary.Steps = []v1alpha1.CanaryStepStatus{{Step: 1, Result: first, Analysis: analysis}, {Step: 2, Result: second, Analysis: analysis}, {Step: 3, Result: v1alpha1.CanaryStepRunning}}
-	})
-	return f
-}
-
-func TestStepsPromotionNeedsEveryStepsDuration(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
-	for range 20 {
-		f.step()
-	}
-	f.writeStatus(promote)
-	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}))
-	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring("its duration is 30s"))
-}
-
-func TestStepsPromotionAfterEveryStepPasses(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
-	for range 30 {
-		f.step()
-	}
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
-}
-
-func TestStepsSkippedByAPersonNeedNoDuration(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := stepsFleet(t, v1alpha1.CanaryStepSkipped, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
-	for range 20 {
-		f.step()
-	}
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
-}
-
-func TestStepEndedWithoutASuccessfulAnalysisIsCaught(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisRunning)
-	for range 30 {
-		f.step()
-	}
-	f.writeStatus(promote)
-	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{EarlyPromotion}))
-	g.Expect(f.c.Violations()[0].Message).To(gomega.ContainSubstring(`step 1 ended with its analysis "Running"`))
-}
-
-func TestLastStepSkippedByAPersonPromotesAtOnce(t *testing.T) {
-	g := gomega.NewWithT(t)
-	f := stepsFleet(t, v1alpha1.CanaryStepSuccessful, v1alpha1.CanaryStepSuccessful, v1alpha1.AnalysisSuccessful)
-	f.eds.Annotations = map[string]string{v1alpha1.CanarySkipStepAnnotation: "3"}
-	f.writeStatus(promote)
-	g.Expect(f.settle()).To(gomega.BeEmpty())
 }

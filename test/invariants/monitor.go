@@ -32,6 +32,10 @@ type Options struct {
 	OnViolation func(Violation)
 	// Grace is the Checker's; DefaultGrace when zero.
 	Grace time.Duration
+	// DeadlineSlack is the Checker's; DefaultDeadlineSlack when zero.
+	DeadlineSlack time.Duration
+	// ReactionTime is the Checker's; DefaultReactionTime when zero.
+	ReactionTime time.Duration
 }
 
 // Monitor feeds a Checker from watches of one namespace's pods and
@@ -87,6 +91,8 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, opts Options
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	m := &Monitor{cancel: cancel, done: make(chan struct{}), opts: opts, checker: NewChecker(ControllerFieldManager)}
 	m.checker.Grace = opts.Grace
+	m.checker.DeadlineSlack = opts.DeadlineSlack
+	m.checker.ReactionTime = opts.ReactionTime
 	m.checker.Note = m.note
 	for _, obj := range []client.Object{&corev1.Node{}, &v1alpha1.ExtendedDaemonSet{}, &corev1.Pod{}} {
 		inf, err := c.GetInformer(runCtx, obj)
@@ -175,6 +181,14 @@ func (m *Monitor) note(at time.Time, line string) {
 	if len(m.timeline) > 2*timelineLength {
 		m.timeline = append(m.timeline[:0], m.timeline[len(m.timeline)-timelineLength:]...)
 	}
+}
+
+// Unsettled lists the changes whose rollout has not ended yet (Ready,
+// Stalled or waiting for a person), with how long until their deadline.
+func (m *Monitor) Unsettled() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checker.Unsettled(time.Now())
 }
 
 // Report returns what the Monitor has seen so far.
