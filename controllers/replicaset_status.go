@@ -36,8 +36,10 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	p := replicaSetProgress(obs, c, actErr)
 	markProgress(&before, st, c, p.waitsForProgress(), now)
 	var untilStalled time.Duration
-	if stalledAt := st.LastProgressTime.Add(obs.deadline); p.waitsForProgress() {
-		if now.Before(stalledAt) {
+	if p.waitsForProgress() {
+		// markProgress has set the time of the last progress of a
+		// replica set that waits; one that does not may have none.
+		if stalledAt := st.LastProgressTime.Add(obs.deadline); now.Before(stalledAt) {
 			untilStalled = stalledAt.Sub(now) + time.Second
 		} else {
 			p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded, message: deadlineMessage(obs, actErr)}
