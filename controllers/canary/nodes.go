@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // Count resolves spec.strategy.canary.replicas against the number of
@@ -76,19 +78,10 @@ func Eligible(node *corev1.Node) (bool, string) {
 			return false, fmt.Sprintf("the node has taint %s", t.Key)
 		}
 	}
-	if !ready(node) {
+	if !placement.NodeReadiness(node).Ready() {
 		return false, "the node is not Ready"
 	}
 	return true, ""
-}
-
-func ready(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // SelectNodes picks want canary nodes among candidates. Nodes already
