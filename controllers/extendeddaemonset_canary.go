@@ -189,8 +189,28 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 			in.Candidates = append(in.Candidates, canary.NewCandidate(node, restarts[node.Name]))
 		}
 	}
-	s := current.Status
-	in.Ready = s.Status == v1alpha1.ReplicaSetCanary && s.ObservedGeneration == current.Generation &&
-		eds.Status.Canary != nil && int(s.UpToDate) == len(eds.Status.Canary.Nodes) && s.UpToDate == s.Desired && s.Desired > 0
+	if c := eds.Status.Canary; c != nil && c.ReplicaSet == current.Name {
+		in.Ready = availableOnEvery(c.Nodes, in.Pods, time.Duration(eds.Spec.MinReadySeconds)*time.Second, now)
+	}
 	return in, stablePods, nil
+}
+
+// availableOnEvery says whether each of nodes, and there is at least one,
+// runs an available pod among pods. The replica set's counters cannot say
+// it: its planner stops counting a node NotReady past the unresponsive
+// grace, and would read complete with no pod running there.
+func availableOnEvery(nodes []string, pods []*corev1.Pod, minReady time.Duration, now time.Time) bool {
+	available := make(map[string]bool, len(nodes))
+	for _, pod := range pods {
+		node := placement.TargetNode(pod)
+		if p := rolloutPod(pod, node, true); p.Available(minReady, now) {
+			available[node] = true
+		}
+	}
+	for _, node := range nodes {
+		if !available[node] {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }

@@ -176,7 +176,9 @@ type CanaryStatus struct {
 	// Step is the number (from 1) of the current step, with steps.
 	// +optional
 	Step int32 `json:"step,omitempty"`
-	// StepStartedAt is when the current step started, with steps.
+	// StepStartedAt is when the current step started, with steps; without
+	// steps, when the canary's duration last started over because its
+	// nodes changed (a canary node replaced), unset before.
 	// +optional
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
 	// Steps are the steps reached so far, with steps.

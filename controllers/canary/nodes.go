@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -40,17 +41,25 @@ type Candidate struct {
 	// node whose agent already restarts would blame the canary for it.
 	Restarts int32
 	// Unhealthy says why the node is no new pick (see Eligible), empty when
-	// it is one. A canary already on the node keeps it: moving a canary
-	// because its node blipped NotReady would restart its duration
-	// elsewhere for nothing.
+	// it is one. A canary already on the node keeps it (a cordoned node
+	// still runs its agent), unless the node is not Ready: then nothing
+	// is judged there, and canaryNodes fails, pauses or replaces it.
 	Unhealthy string
+	// NotReady: the node's kubelet does not report it Ready (False or
+	// Unknown), since NotReadySince; zero when nothing says since when.
+	NotReady      bool
+	NotReadySince time.Time
 }
 
 // NewCandidate is node as a canary candidate whose current pod restarted
 // restarts times.
 func NewCandidate(node *corev1.Node, restarts int32) Candidate {
 	_, why := Eligible(node)
-	return Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why}
+	c := Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why}
+	if r := placement.NodeReadiness(node); !r.Ready() {
+		c.NotReady, c.NotReadySince = true, r.Since
+	}
+	return c
 }
 
 // unhealthyTaints mark nodes that are down or on their way out: a canary

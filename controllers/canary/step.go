@@ -30,8 +30,8 @@ type Input struct {
 	Desired    int
 	// Pods are the canary replica set's pods.
 	Pods []*corev1.Pod
-	// Ready: the canary replica set runs an available pod on every canary
-	// node, so the canary has really been exercised.
+	// Ready: every canary node recorded in Status runs an available
+	// canary pod, so the canary has really been exercised there.
 	Ready bool
 	// Analysis is the canary's metric analysis so far, nil before the first
 	// measurement; with Strategy.Analysis set, promotion needs it Successful.
@@ -133,12 +133,23 @@ func step(in Input) (Result, error) {
 		return res, err
 	}
 	want := plan.want()
-	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
+	kept, nodes := canaryNodes(in, st)
+	previous := st.Nodes
+	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, kept)
 	plan.recordNodes(st)
+	nodesChanged := !sameNodes(previous, st.Nodes)
+	if nodesChanged && plan.startedAt(st).Before(in.Now) {
+		// A node replaced, gone or added: the canary is judged on the
+		// nodes it has now, for the whole of its duration (or step).
+		restartStep(st, in.Now)
+	}
 
 	verdict, analysis := judge(in, st.StartedAt.Time), analysisVerdict(in)
 	if verdict.Action != Fail && analysis.Action == Fail {
 		verdict = analysis
+	}
+	if nodes.Action > verdict.Action {
+		verdict = nodes
 	}
 	if verdict.Action == Fail {
 		// Whatever the step, the whole canary fails: every canary node
@@ -157,9 +168,11 @@ func step(in Input) (Result, error) {
 		return res, nil
 	}
 	st.Paused, st.Reason, st.Message = false, "", ""
-	if len(st.Nodes) == 0 && want > 0 {
+	// The canary asks for as many nodes as it wants, or as its candidates
+	// can offer: it is judged on no fewer.
+	if need := min(want, max(len(in.Candidates), 1)); len(st.Nodes) < need {
 		// Node changes do not all reach the ExtendedDaemonSet: look again.
-		st.Reason, st.Message = ReasonWaitingForNodes, "no healthy node to run the canary on: every candidate is not Ready, cordoned, being drained or going away"
+		st.Reason, st.Message = ReasonWaitingForNodes, waitingForNodes(in, len(st.Nodes), need)
 		res.RequeueAfter = nodesPoll
 		return res, nil
 	}
@@ -167,7 +180,8 @@ func step(in Input) (Result, error) {
 		res.RequeueAfter = wait
 		return res, nil
 	}
-	if !in.Ready {
+	// in.Ready judged the nodes recorded before this step.
+	if !in.Ready || nodesChanged {
 		st.Reason, st.Message = "WaitingForPods", "the canary duration has elapsed; waiting for every canary pod to be available"
 		return res, nil
 	}

@@ -1,0 +1,104 @@
+package canary
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+)
+
+// canaryNodes are the recorded canary nodes st keeps, and the verdict on
+// the canary for a node it may have broken. A canary node that is not
+// Ready is judged nothing on: its pod is not running, or no longer
+// reported. When it went NotReady after the canary pod started there, the
+// canary may be the cause (an agent can break its node): autoFail fails
+// the canary, else autoPause pauses it (until a person unpauses it), and
+// the node is kept so the canary stays where it broke. Otherwise, or when
+// the node was NotReady before the canary ran there, it is dropped, and
+// SelectNodes picks a healthy replacement. A canary a person paused is
+// held where it is.
+func canaryNodes(in Input, st *v1alpha1.CanaryStatus) ([]string, Verdict) {
+	if pausedByUser(in) {
+		return st.Nodes, Verdict{}
+	}
+	byName := make(map[string]*Candidate, len(in.Candidates))
+	for i := range in.Candidates {
+		byName[in.Candidates[i].Name] = &in.Candidates[i]
+	}
+	var kept []string
+	var verdict Verdict
+	for _, name := range st.Nodes {
+		c := byName[name]
+		if c == nil || !c.NotReady {
+			kept = append(kept, name)
+			continue
+		}
+		started := podStarted(in.Pods, name)
+		if started.IsZero() || c.NotReadySince.IsZero() || c.NotReadySince.Before(started) {
+			continue
+		}
+		v := nodeVerdict(in, name, c.NotReadySince)
+		if v.Action == Continue {
+			continue
+		}
+		kept = append(kept, name)
+		if v.Action > verdict.Action {
+			verdict = v
+		}
+	}
+	return kept, verdict
+}
+
+// nodeVerdict is the canary's verdict when its node went NotReady at since,
+// after the canary pod started there.
+func nodeVerdict(in Input, node string, since time.Time) Verdict {
+	msg := fmt.Sprintf("canary node %s went NotReady at %s, after the canary pod started there", node, since.UTC().Format(time.RFC3339))
+	if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) {
+		return Verdict{Fail, v1alpha1.ReasonCanaryNodeNotReady, msg}
+	}
+	if p := in.Strategy.AutoPause; p != nil && enabled(p.Enabled) && !unpaused(in) {
+		return Verdict{Pause, v1alpha1.ReasonCanaryNodeNotReady, msg + "; unpause the canary to run it on another node instead"}
+	}
+	return Verdict{}
+}
+
+// podStarted is when the kubelet of node first started a canary pod,
+// zero when none started there.
+func podStarted(pods []*corev1.Pod, node string) time.Time {
+	var first time.Time
+	for _, pod := range pods {
+		if s := pod.Status.StartTime; s != nil && placement.TargetNode(pod) == node && (first.IsZero() || s.Time.Before(first)) {
+			first = s.Time
+		}
+	}
+	return first
+}
+
+// sameNodes says whether two node lists hold the same nodes.
+func sameNodes(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// waitingForNodes says why the canary has fewer nodes (have) than it
+// needs: no node matches its nodeSelector, or the candidates are not
+// healthy enough to start a canary on.
+func waitingForNodes(in Input, have, need int) string {
+	if len(in.Candidates) == 0 {
+		return fmt.Sprintf("none of the %d nodes the template runs on matches the canary nodeSelector", in.Desired)
+	}
+	why := fmt.Sprintf("every other of the %d candidate nodes is not Ready, cordoned, being drained or going away", len(in.Candidates))
+	if have == 0 {
+		why = fmt.Sprintf("every one of the %d candidate nodes is not Ready, cordoned, being drained or going away", len(in.Candidates))
+	}
+	return fmt.Sprintf("%d of %d canary nodes: %s", have, need, why)
+}
