@@ -152,7 +152,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	in = canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
-		TemplateHash: current.Spec.TemplateGeneration, Now: now,
+		TemplateHash: current.Spec.TemplateGeneration, ProgressDeadline: progressDeadline(eds), Now: now,
 	}
 	selector := labels.Everything()
 	if strategy.NodeSelector != nil {

@@ -384,6 +384,13 @@ func checkPromotion(in Input, st *v1alpha1.CanaryStatus) []string {
 	if strategy.Validate == in.ReplicaSet || in.Annotations[v1alpha1.CanaryValidatedAnnotation] == in.ReplicaSet {
 		return errs
 	}
+	if in.Desired == 0 {
+		// No node runs the template: nothing to canary.
+		if st.Reason != ReasonNothingToCanary {
+			fail("promotes a template no node runs without saying so (reason %q)", st.Reason)
+		}
+		return errs
+	}
 	duration := defaultDuration
 	if strategy.Duration != nil {
 		duration = strategy.Duration.Duration

@@ -102,3 +102,37 @@ func waitingForNodes(in Input, have, need int) string {
 	}
 	return fmt.Sprintf("%d of %d canary nodes: %s", have, need, why)
 }
+
+// WaitingForNodesPastDeadline says whether the canary c has waited for
+// nodes to run on for longer than deadline at now.
+func WaitingForNodesPastDeadline(c *v1alpha1.CanaryStatus, deadline time.Duration, now time.Time) bool {
+	if c.Reason != ReasonWaitingForNodes || c.Paused || c.Failed || deadline <= 0 {
+		return false
+	}
+	return !now.Before(waitingForNodesSince(c).Add(deadline))
+}
+
+// waitingForNodesSince is when the canary c last found a node, or started:
+// the start of its current step, which starts over when its nodes change.
+func waitingForNodesSince(c *v1alpha1.CanaryStatus) time.Time {
+	switch {
+	case c.StepStartedAt != nil:
+		return c.StepStartedAt.Time
+	case c.StartedAt != nil:
+		return c.StartedAt.Time
+	}
+	return time.Time{}
+}
+
+// nodesRequeue is when a canary waiting for nodes looks again: node
+// changes do not all reach the ExtendedDaemonSet, so it polls, and it
+// wakes when its progress deadline passes.
+func nodesRequeue(in Input, st *v1alpha1.CanaryStatus) time.Duration {
+	if in.ProgressDeadline <= 0 {
+		return nodesPoll
+	}
+	if left := waitingForNodesSince(st).Add(in.ProgressDeadline).Sub(in.Now); left > 0 {
+		return min(nodesPoll, left)
+	}
+	return nodesPoll
+}

@@ -36,7 +36,10 @@ type Input struct {
 	// Analysis is the canary's metric analysis so far, nil before the first
 	// measurement; with Strategy.Analysis set, promotion needs it Successful.
 	Analysis *v1alpha1.AnalysisStatus
-	Now      time.Time
+	// ProgressDeadline is spec.progressDeadlineSeconds: a canary that
+	// finds no node to run on within it stalls.
+	ProgressDeadline time.Duration
+	Now              time.Time
 }
 
 // Result is the canary's next state.
@@ -73,9 +76,12 @@ const (
 	// ReasonWaitingForNodes: no candidate node is healthy enough to be a
 	// canary node.
 	ReasonWaitingForNodes = "WaitingForNodes"
+	// ReasonNothingToCanary: no node runs the template.
+	ReasonNothingToCanary = "NothingToCanary"
 )
 
-// nodesPoll is how often a canary without a healthy node looks again.
+// nodesPoll is how often a canary without enough healthy nodes looks
+// again.
 const nodesPoll = 30 * time.Second
 
 // defaultDuration is how long an auto canary runs when duration is unset.
@@ -132,6 +138,14 @@ func step(in Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if in.Desired == 0 {
+		// No node runs the template (a node pool scaled to zero): there
+		// is nothing to judge, and waiting for pods that cannot exist
+		// would hold every later change.
+		st.Reason, st.Message = ReasonNothingToCanary, "no node runs the template: nothing to canary, promoted at once"
+		res.Promote = true
+		return res, nil
+	}
 	want := plan.want()
 	kept, nodes := canaryNodes(in, st)
 	previous := st.Nodes
@@ -171,9 +185,8 @@ func step(in Input) (Result, error) {
 	// The canary asks for as many nodes as it wants, or as its candidates
 	// can offer: it is judged on no fewer.
 	if need := min(want, max(len(in.Candidates), 1)); len(st.Nodes) < need {
-		// Node changes do not all reach the ExtendedDaemonSet: look again.
 		st.Reason, st.Message = ReasonWaitingForNodes, waitingForNodes(in, len(st.Nodes), need)
-		res.RequeueAfter = nodesPoll
+		res.RequeueAfter = nodesRequeue(in, st)
 		return res, nil
 	}
 	if wait := untilPromotable(in, plan.startedAt(st), plan.duration()); wait > 0 {
