@@ -62,6 +62,10 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Malformed resource override annotations are reported in status.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetsOfNodeAnnotations),
 			builder.WithPredicates(resourceOverridesChanged())).
+		// A canary node that goes NotReady fails, pauses or moves its
+		// canary now, not when the canary's duration ends.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfCanaryNode),
+			builder.WithPredicates(nodeReadinessChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -82,6 +86,23 @@ func (r *ExtendedDaemonSetReconciler) extendedDaemonSetOfCanaryPod(ctx context.C
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// extendedDaemonSetsOfCanaryNode maps a node to the ExtendedDaemonSets
+// whose running canary runs on it. Readiness changes are rare, and
+// ExtendedDaemonSets few: the cached list is read as is.
+func (r *ExtendedDaemonSetReconciler) extendedDaemonSetsOfCanaryNode(ctx context.Context, node client.Object) []reconcile.Request {
+	var list v1alpha1.ExtendedDaemonSetList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if c := runningCanary(&list.Items[i]); c != nil && slices.Contains(c.Nodes, node.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 func extendedDaemonSetsOfNodeAnnotations(_ context.Context, node client.Object) []reconcile.Request {

@@ -32,8 +32,16 @@ func nodePlacementChanged() predicate.Funcs {
 		return !reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
 			!reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
-			placement.NodeReadiness(oldNode).Status != placement.NodeReadiness(newNode).Status
+			readinessChanged(oldNode, newNode)
 	})
+}
+
+// nodeReadinessChanged lets through node events that change the node's
+// readiness (Ready True, False or Unknown).
+func nodeReadinessChanged() predicate.Funcs { return updatedWhen(readinessChanged) }
+
+func readinessChanged(oldNode, newNode *corev1.Node) bool {
+	return placement.NodeReadiness(oldNode).Status != placement.NodeReadiness(newNode).Status
 }
 
 // resourceOverridesChanged lets through node events that can change which
