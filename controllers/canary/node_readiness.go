@@ -2,7 +2,6 @@ package canary
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +11,8 @@ import (
 )
 
 // canaryNodes are the recorded canary nodes st keeps, and the verdict on
-// the canary for a node it may have broken. A canary node that is not
+// the canary for a node it may have broken. A node that is no candidate
+// any more (gone, relabelled) is not kept. A canary node that is not
 // Ready is judged nothing on: its pod is not running, or no longer
 // reported. When it went NotReady after the canary pod started there, the
 // canary may be the cause (an agent can break its node): autoFail fails
@@ -33,7 +33,10 @@ func canaryNodes(in Input, st *v1alpha1.CanaryStatus) ([]string, Verdict) {
 	var verdict Verdict
 	for _, name := range st.Nodes {
 		c := byName[name]
-		if c == nil || !c.NotReady {
+		switch {
+		case c == nil:
+			continue
+		case !c.NotReady:
 			kept = append(kept, name)
 			continue
 		}
@@ -78,15 +81,27 @@ func podStarted(pods []*corev1.Pod, node string) time.Time {
 	return first
 }
 
-// sameNodes says whether two node lists hold the same nodes.
-func sameNodes(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// turnedOver says whether the canary's nodes changed in a way that needs
+// judging anew: a recorded node lost (gone, or dropped as NotReady), or a
+// node added (a replacement, a first node found, a canary grown with its
+// cluster). Nodes let go because a shrunk cluster asks for fewer were
+// judged all along.
+func turnedOver(previous, kept, chosen []string) bool {
+	return !subset(previous, kept) || !subset(chosen, previous)
+}
+
+// subset says whether every node of a is in b.
+func subset(a, b []string) bool {
+	in := make(map[string]bool, len(b))
+	for _, n := range b {
+		in[n] = true
 	}
-	a, b = slices.Clone(a), slices.Clone(b)
-	slices.Sort(a)
-	slices.Sort(b)
-	return slices.Equal(a, b)
+	for _, n := range a {
+		if !in[n] {
+			return false
+		}
+	}
+	return true
 }
 
 // waitingForNodes says why the canary has fewer nodes (have) than it

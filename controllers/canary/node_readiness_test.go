@@ -112,3 +112,20 @@ func TestStepNeverPromotesOnFewerNodesThanWanted(t *testing.T) {
 	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-01"}))
 	g.Expect(res.Status.Message).To(gomega.ContainSubstring("1 of 2"))
 }
+
+// Nodes found after a wait run the whole duration; nodes let go because
+// the cluster shrank were judged all along and restart nothing.
+func TestStepRunsTheDurationForNodesFoundLateOnly(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(11*time.Minute, &v1alpha1.CanaryStrategy{Duration: dur(10 * time.Minute)})
+	in.Status.Nodes, in.Ready = nil, false
+	res := expectOutcome(g, in, outcome{})
+	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-00"}))
+	g.Expect(res.RequeueAfter).To(gomega.Equal(10*time.Minute), "the first node found runs the whole duration")
+
+	in = stepInput(11*time.Minute, &v1alpha1.CanaryStrategy{Duration: dur(10 * time.Minute), Replicas: ptr.To(intstr.FromString("50%"))})
+	in.Status.Nodes, in.Desired = []string{"node-00", "node-01"}, 2
+	in.Candidates = in.Candidates[:2]
+	res = expectOutcome(g, in, outcome{promote: true, transition: Promoted})
+	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-00"}), "one of two nodes is 50%")
+}

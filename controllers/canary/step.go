@@ -151,10 +151,9 @@ func step(in Input) (Result, error) {
 	previous := st.Nodes
 	st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, kept)
 	plan.recordNodes(st)
-	nodesChanged := !sameNodes(previous, st.Nodes)
-	if nodesChanged && plan.startedAt(st).Before(in.Now) {
-		// A node replaced, gone or added: the canary is judged on the
-		// nodes it has now, for the whole of its duration (or step).
+	if turnedOver(previous, kept, st.Nodes) && plan.startedAt(st).Before(in.Now) {
+		// A node lost or added: the canary is judged on the nodes it has
+		// now, for the whole of its duration (or step).
 		restartStep(st, in.Now)
 	}
 
@@ -193,8 +192,9 @@ func step(in Input) (Result, error) {
 		res.RequeueAfter = wait
 		return res, nil
 	}
-	// in.Ready judged the nodes recorded before this step.
-	if !in.Ready || nodesChanged {
+	// in.Ready judged the nodes recorded before this step: a node added
+	// since is yet to be.
+	if !in.Ready || !subset(st.Nodes, previous) {
 		st.Reason, st.Message = "WaitingForPods", "the canary duration has elapsed; waiting for every canary pod to be available"
 		return res, nil
 	}
