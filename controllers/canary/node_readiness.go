@@ -53,6 +53,13 @@ func canaryNodes(in Input, st *v1alpha1.CanaryStatus) ([]string, Verdict) {
 			verdict = v
 		}
 	}
+	if verdict.Action == Continue && st.Paused && st.Reason == v1alpha1.ReasonCanaryNodeNotReady {
+		// The node came back, yet what broke it may break it again: the
+		// pause waits for a person, as autoPause's other pauses do.
+		if nodeAction(in) == Pause {
+			verdict = Verdict{Pause, st.Reason, st.Message}
+		}
+	}
 	return kept, verdict
 }
 
@@ -60,13 +67,26 @@ func canaryNodes(in Input, st *v1alpha1.CanaryStatus) ([]string, Verdict) {
 // after the canary pod started there.
 func nodeVerdict(in Input, node string, since time.Time) Verdict {
 	msg := fmt.Sprintf("canary node %s went NotReady at %s, after the canary pod started there", node, since.UTC().Format(time.RFC3339))
-	if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) {
+	switch nodeAction(in) {
+	case Fail:
 		return Verdict{Fail, v1alpha1.ReasonCanaryNodeNotReady, msg}
-	}
-	if p := in.Strategy.AutoPause; p != nil && enabled(p.Enabled) && !unpaused(in) {
+	case Pause:
 		return Verdict{Pause, v1alpha1.ReasonCanaryNodeNotReady, msg + "; unpause the canary to run it on another node instead"}
 	}
 	return Verdict{}
+}
+
+// nodeAction is what a canary node gone NotReady calls for: failing with
+// autoFail, else pausing with autoPause unless a person unpaused the
+// canary, else going on without the node.
+func nodeAction(in Input) Action {
+	if f := in.Strategy.AutoFail; f != nil && enabled(f.Enabled) {
+		return Fail
+	}
+	if p := in.Strategy.AutoPause; p != nil && enabled(p.Enabled) && !unpaused(in) {
+		return Pause
+	}
+	return Continue
 }
 
 // podStarted is when the kubelet of node first started a canary pod,

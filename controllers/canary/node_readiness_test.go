@@ -129,3 +129,19 @@ func TestStepRunsTheDurationForNodesFoundLateOnly(t *testing.T) {
 	res = expectOutcome(g, in, outcome{promote: true, transition: Promoted})
 	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-00"}), "one of two nodes is 50%")
 }
+
+// A canary paused for a node that went NotReady stays paused when the node
+// comes back: what broke it may break it again, and a person decides.
+func TestStepPauseForANotReadyNodeWaitsForAPerson(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := deadNodeInput(true, false)
+	res := expectOutcome(g, in, outcome{paused: true, reason: v1alpha1.ReasonCanaryNodeNotReady, transition: Paused})
+
+	in.Status = res.Status
+	in.Candidates = zoned(3, "a") // node-01 Ready again
+	res = expectOutcome(g, in, outcome{paused: true, reason: v1alpha1.ReasonCanaryNodeNotReady})
+	g.Expect(res.Status.Message).To(gomega.ContainSubstring("node-01"))
+
+	in.Annotations = map[string]string{v1alpha1.CanaryUnpausedAnnotation: "rs-2"}
+	res = expectOutcome(g, in, outcome{promote: true, transition: Promoted})
+}
