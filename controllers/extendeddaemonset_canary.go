@@ -83,8 +83,8 @@ func (r *ExtendedDaemonSetReconciler) withActive(ctx context.Context, eds *v1alp
 }
 
 // stepCanary is one step of the canary's life at now: observe, measure
-// what is due, decide, record. It returns what is worth telling once the status is
-// written.
+// what is due, decide, record. It returns what is worth telling once the
+// status is written.
 func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	current *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*canaryNote, time.Duration, error) {
