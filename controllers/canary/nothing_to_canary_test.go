@@ -32,6 +32,16 @@ func TestStepPromotesAtOnceWhenNoNodeRunsTheTemplate(t *testing.T) {
 	}
 }
 
+// A failure stands even with nothing to canary: a person's fail is never
+// turned into a promotion.
+func TestStepNothingToCanaryStillFailsWhenFailed(t *testing.T) {
+	g := gomega.NewWithT(t)
+	in := stepInput(time.Minute, &v1alpha1.CanaryStrategy{Duration: dur(10 * time.Minute)})
+	in.Candidates, in.Desired, in.Pods, in.Ready = nil, 0, nil, false
+	in.Annotations = map[string]string{v1alpha1.CanaryFailedAnnotation: "rs-2"}
+	expectOutcome(g, in, outcome{failed: true, reason: ReasonManual, transition: Failed})
+}
+
 // A canary that cannot find nodes says what is true: no node matches its
 // nodeSelector, or the nodes that do are unhealthy.
 func TestStepWaitingForNodesSaysWhy(t *testing.T) {

@@ -138,14 +138,6 @@ func step(in Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	if in.Desired == 0 {
-		// No node runs the template (a node pool scaled to zero): there
-		// is nothing to judge, and waiting for pods that cannot exist
-		// would hold every later change.
-		st.Reason, st.Message = ReasonNothingToCanary, "no node runs the template: nothing to canary, promoted at once"
-		res.Promote = true
-		return res, nil
-	}
 	want := plan.want()
 	kept, nodes := canaryNodes(in, st)
 	previous := st.Nodes
@@ -163,6 +155,15 @@ func step(in Input) (Result, error) {
 	}
 	if nodes.Action > verdict.Action {
 		verdict = nodes
+	}
+	if in.Desired == 0 && verdict.Action != Fail {
+		// No node runs the template (a node pool scaled to zero): there
+		// is nothing to judge, and waiting for pods that cannot exist
+		// would hold every later change. A failure (a person's, the
+		// timeout's) still stands.
+		st.Reason, st.Message = ReasonNothingToCanary, "no node runs the template: nothing to canary, promoted at once"
+		res.Promote = true
+		return res, nil
 	}
 	if verdict.Action == Fail {
 		// Whatever the step, the whole canary fails: every canary node
