@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -210,6 +211,41 @@ func TestCanaryProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A canary that finds no node to run on is subject to the progress
+// deadline, as a rollout whose pods do not come is: past it, the
+// ExtendedDaemonSet is Stalled, and says why.
+func TestSetExtendedDaemonSetStatusCanaryWithoutNodesPastTheDeadline(t *testing.T) {
+	g := gomega.NewWithT(t)
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	active := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-1", Generation: 1}}
+	current := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-2", Generation: 1}}
+	newEDS := func(waited time.Duration) *v1alpha1.ExtendedDaemonSet {
+		eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 2}}
+		eds.Spec.ProgressDeadlineSeconds = ptr.To[int32](600)
+		eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{}
+		eds.Status.ActiveReplicaSet = active.Name
+		eds.Status.Canary = &v1alpha1.CanaryStatus{ReplicaSet: current.Name, StartedAt: &metav1.Time{Time: now.Add(-waited)},
+			Reason: "WaitingForNodes", Message: "none of the 3 nodes the template runs on matches the canary nodeSelector"}
+		return eds
+	}
+	obs := edsObservation{sets: []*v1alpha1.ExtendedDaemonSetReplicaSet{active, current}, current: current, now: now}
+
+	eds := newEDS(9 * time.Minute)
+	setExtendedDaemonSetStatus(eds, obs, nil)
+	g.Expect(conditions.IsStalled(eds)).To(gomega.BeFalse())
+	g.Expect(conditions.GetReason(eds, v1alpha1.ReconcilingCondition)).To(gomega.Equal(v1alpha1.ReasonCanaryRunning))
+
+	eds = newEDS(11 * time.Minute)
+	setExtendedDaemonSetStatus(eds, obs, nil)
+	g.Expect(conditions.Get(eds, v1alpha1.StalledCondition)).To(gomega.And(
+		gomega.HaveField("Status", metav1.ConditionTrue), gomega.HaveField("Reason", v1alpha1.ReasonProgressDeadlineExceeded),
+		gomega.HaveField("Message", gomega.ContainSubstring("matches the canary nodeSelector"))))
+	g.Expect(eds.Status.State).To(gomega.Equal(v1alpha1.StateError))
+	kstatus, health := healthOf(g, eds)
+	g.Expect(kstatus).To(gomega.Equal(status.FailedStatus))
+	g.Expect(health).To(gomega.Equal("Degraded"))
 }
 
 // Whatever the error, the status says it: a spec error stalls, another

@@ -27,7 +27,7 @@ import (
 // the replica sets (with the active one should the cache lack it), what a
 // canary step did, and when time alone changes the decision.
 func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) ([]*v1alpha1.ExtendedDaemonSetReplicaSet, *canaryNote, time.Duration, error) {
 	st := &eds.Status
 	if st.ActiveReplicaSet == current.Name || st.ActiveReplicaSet == "" {
@@ -54,7 +54,7 @@ func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1a
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 		return sets, nil, 0, nil
 	}
-	note, requeue, err := r.stepCanary(ctx, eds, current)
+	note, requeue, err := r.stepCanary(ctx, eds, current, now)
 	return sets, note, requeue, err
 }
 
@@ -82,18 +82,18 @@ func (r *ExtendedDaemonSetReconciler) withActive(ctx context.Context, eds *v1alp
 	return sets, true, nil
 }
 
-// stepCanary is one step of the canary's life: observe, measure what is
-// due, decide, record. It returns what is worth telling once the status is
-// written.
+// stepCanary is one step of the canary's life at now: observe, measure
+// what is due, decide, record. It returns what is worth telling once the
+// status is written.
 func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*canaryNote, time.Duration, error) {
 	// The canary picks its nodes among all, and keeps them healthy.
 	nodes, err := r.store.allNodes(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
-	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes)
+	in, stablePods, err := r.canaryInput(ctx, eds, current, nodes, now)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -147,13 +147,13 @@ func soonest(a, b time.Duration) time.Duration {
 // pods; and the names of the active replica set's pods, the baseline of an
 // analysis.
 func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []*corev1.Node,
+	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []*corev1.Node, now time.Time,
 ) (in canary.Input, stablePods []string, err error) {
 	strategy := spreadCanary(eds)
 	in = canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
-		TemplateHash: current.Spec.TemplateGeneration, Now: metav1.Now().Time,
+		TemplateHash: current.Spec.TemplateGeneration, ProgressDeadline: progressDeadline(eds), Now: now,
 	}
 	selector := labels.Everything()
 	if strategy.NodeSelector != nil {
@@ -190,8 +190,28 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 			in.Candidates = append(in.Candidates, canary.NewCandidate(node, restarts[node.Name]))
 		}
 	}
-	s := current.Status
-	in.Ready = s.Status == v1alpha1.ReplicaSetCanary && s.ObservedGeneration == current.Generation &&
-		eds.Status.Canary != nil && int(s.UpToDate) == len(eds.Status.Canary.Nodes) && s.UpToDate == s.Desired && s.Desired > 0
+	if c := eds.Status.Canary; c != nil && c.ReplicaSet == current.Name {
+		in.Ready = availableOnEvery(c.Nodes, in.Pods, time.Duration(eds.Spec.MinReadySeconds)*time.Second, now)
+	}
 	return in, stablePods, nil
+}
+
+// availableOnEvery says whether each of nodes, and there is at least one,
+// runs an available pod among pods. The replica set's counters cannot say
+// it: its planner stops counting a node NotReady past the unresponsive
+// grace, and would read complete with no pod running there.
+func availableOnEvery(nodes []string, pods []*corev1.Pod, minReady time.Duration, now time.Time) bool {
+	available := make(map[string]bool, len(nodes))
+	for _, pod := range pods {
+		node := placement.TargetNode(pod)
+		if p := rolloutPod(pod, node, true); p.Available(minReady, now) {
+			available[node] = true
+		}
+	}
+	for _, node := range nodes {
+		if !available[node] {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }

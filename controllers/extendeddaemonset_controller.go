@@ -10,10 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,6 +45,8 @@ type ExtendedDaemonSetReconciler struct {
 	statusWrites statusWrites
 	// store reads the cached pods and nodes in place.
 	store *store
+	// Clock is the time source; nil means the real clock.
+	Clock clock.PassiveClock
 }
 
 // SetupWithManager registers the reconciler; a change of any replica set
@@ -60,6 +62,10 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// Malformed resource override annotations are reported in status.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetsOfNodeAnnotations),
 			builder.WithPredicates(resourceOverridesChanged())).
+		// A canary node that goes NotReady fails, pauses or moves its
+		// canary now, not when the canary's duration ends.
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfCanaryNode),
+			builder.WithPredicates(nodeReadinessChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -80,6 +86,23 @@ func (r *ExtendedDaemonSetReconciler) extendedDaemonSetOfCanaryPod(ctx context.C
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}
+}
+
+// extendedDaemonSetsOfCanaryNode maps a node to the ExtendedDaemonSets
+// whose running canary runs on it. Readiness changes are rare, and
+// ExtendedDaemonSets few: the cached list is read as is.
+func (r *ExtendedDaemonSetReconciler) extendedDaemonSetsOfCanaryNode(ctx context.Context, node client.Object) []reconcile.Request {
+	var list v1alpha1.ExtendedDaemonSetList
+	if err := r.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		if c := runningCanary(&list.Items[i]); c != nil && slices.Contains(c.Nodes, node.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
+		}
+	}
+	return out
 }
 
 func extendedDaemonSetsOfNodeAnnotations(_ context.Context, node client.Object) []reconcile.Request {
@@ -118,6 +141,10 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if !eds.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	// One instant per pass: the canary's start and schedule, the bake and
+	// the status are all decided at it, however long the reads and
+	// Prometheus queries between them take.
+	now := nowOf(r.Clock)
 	if canaryMayRun(eds) || bakeJudging(eds) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, eds); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -125,9 +152,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	before := eds.DeepCopy()
 
-	obs, requeue, err := r.reconcile(ctx, eds)
-	now := metav1.Now().Time
-	obs.now = now
+	obs, requeue, err := r.reconcile(ctx, eds, now)
 	setExtendedDaemonSetStatus(eds, obs, err)
 	wait, _, perr := r.statusWrites.patch(ctx, r.Client, before, eds, equality.Semantic.DeepEqual(before.Status, eds.Status),
 		extendedDaemonSetCountersOnly(&before.Status, &eds.Status), now)
@@ -168,11 +193,11 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-// reconcile observes and acts: the replica set of the current template,
-// the active one and the canary, and history. It returns what the status is
-// computed from, and when time alone changes the decision.
-func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) (edsObservation, time.Duration, error) {
-	var obs edsObservation
+// reconcile observes and acts at now: the replica set of the current
+// template, the active one and the canary, and history. It returns what the
+// status is computed from, and when time alone changes the decision.
+func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, now time.Time) (edsObservation, time.Duration, error) {
+	obs := edsObservation{now: now}
 	sets, err := r.replicaSets(ctx, eds, r.Client)
 	if err != nil {
 		return obs, 0, err
@@ -193,12 +218,12 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 		return obs, 0, fmt.Errorf("listing nodes annotated for %s: %w", eds.Name, err)
 	}
 	obs.malformedOverrides = overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, annotated.Items)
-	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current)
+	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current, now)
 	obs.sets, obs.canaryNote = sets, note
 	if err != nil {
 		return obs, requeue, err
 	}
-	measured, untilBake := r.stepBake(ctx, eds, sets, metav1.Now().Time)
+	measured, untilBake := r.stepBake(ctx, eds, sets, now)
 	obs.bakeMeasured, requeue = measured, soonest(requeue, untilBake)
 	// History that could not be pruned is retried, but says nothing of
 	// the rollout: it must not turn a rolled-out ExtendedDaemonSet not

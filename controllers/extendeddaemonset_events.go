@@ -64,6 +64,9 @@ func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet
 		switch note.transition {
 		case canary.Promoted:
 			message = fmt.Sprintf("canary %s promoted: rolling it out to every node", rs.Name)
+			if c.Reason == canary.ReasonNothingToCanary {
+				message = fmt.Sprintf("canary %s promoted at once: %s", rs.Name, c.Message)
+			}
 		case canary.Failed:
 			kind = corev1.EventTypeWarning
 			message = fmt.Sprintf("canary %s failed: %s: %s; its nodes go back to %s", rs.Name, c.Reason, c.Message, eds.Status.ActiveReplicaSet)

@@ -56,6 +56,10 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 		setCanaryConditions(eds, obs.now)
 		if c := st.Canary; c != nil {
 			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
+			if deadline := progressDeadline(eds); canary.WaitingForNodesPastDeadline(c, deadline, obs.now) {
+				p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded,
+					message: fmt.Sprintf("canary %s found no nodes to run on for %s: %s", c.ReplicaSet, deadline, c.Message)}
+			}
 		} else {
 			p = bakeProgress(eds, p, obs.now)
 		}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // An in-place update patches the images of a running pod and moves it to
@@ -162,7 +163,7 @@ func closedForUpdate(pod *corev1.Pod) bool {
 // update and the kubelet has not yet taken it out of service: its images
 // are patched once it has.
 func draining(pod *corev1.Pod) bool {
-	return gateClosed(pod) && conditionTrue(pod, corev1.PodReady)
+	return gateClosed(pod) && placement.PodReady(pod)
 }
 
 // updating reports whether the pod has not come back from an in-place

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // updatedWhen lets through creations, deletions, and the updates of a T
@@ -31,8 +32,16 @@ func nodePlacementChanged() predicate.Funcs {
 		return !reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
 			!reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
-			nodeReady(oldNode) != nodeReady(newNode)
+			readinessChanged(oldNode, newNode)
 	})
+}
+
+// nodeReadinessChanged lets through node events that change the node's
+// readiness (Ready True, False or Unknown).
+func nodeReadinessChanged() predicate.Funcs { return updatedWhen(readinessChanged) }
+
+func readinessChanged(oldNode, newNode *corev1.Node) bool {
+	return placement.NodeReadiness(oldNode).Status != placement.NodeReadiness(newNode).Status
 }
 
 // resourceOverridesChanged lets through node events that can change which
@@ -51,15 +60,6 @@ func resourceOverrideAnnotations(node *corev1.Node) map[string]string {
 		}
 	}
 	return out
-}
-
-func nodeReady(node *corev1.Node) corev1.ConditionStatus {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status
-		}
-	}
-	return corev1.ConditionUnknown
 }
 
 // podStateChanged lets through pod events that can change a plan or a

@@ -22,6 +22,14 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: heartbeat})).To(gomega.BeFalse())
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeTrue())
 	g.Expect(nodes.Create(event.CreateEvent{Object: node})).To(gomega.BeTrue())
+	unknown := node.DeepCopy()
+	unknown.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionUnknown}}
+	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: unknown})).To(gomega.BeFalse(), "no Ready condition reads Unknown")
+	notReady := node.DeepCopy()
+	notReady.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
+	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
+	g.Expect(nodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
+	g.Expect(nodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
 
 	overridden := node.DeepCopy()
 	overridden.Annotations = map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main": "{}"}

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -224,9 +225,12 @@ func (r *ReplicaSetReconciler) writeConcurrency() int {
 	return defaultMaxConcurrentWrites
 }
 
-func (r *ReplicaSetReconciler) now() time.Time {
-	if r.Clock != nil {
-		return r.Clock.Now()
+func (r *ReplicaSetReconciler) now() time.Time { return nowOf(r.Clock) }
+
+// nowOf reads c, or the real clock when c is nil.
+func nowOf(c clock.PassiveClock) time.Time {
+	if c != nil {
+		return c.Now()
 	}
 	return metav1.Now().Time
 }

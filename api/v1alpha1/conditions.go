@@ -33,6 +33,12 @@ const (
 	// ReasonCanaryFailed: the canary failed; its nodes went back to the active
 	// template and the object stays Stalled until the spec changes or a retry.
 	ReasonCanaryFailed = "CanaryFailed"
+	// ReasonCanaryNodeNotReady: a canary node went NotReady after the
+	// canary pod started on it, which the canary may have caused; the
+	// canary fails (autoFail) or pauses (autoPause) with this reason in
+	// status.canary.reason, and its Canary condition's message names the
+	// node.
+	ReasonCanaryNodeNotReady = "CanaryNodeNotReady"
 	// ReasonCanaryPromoted: the canary template became the active one.
 	ReasonCanaryPromoted = "CanaryPromoted"
 	// ReasonAnalysisPending: no measurement yet (initialDelay).

@@ -41,9 +41,9 @@ type ExtendedDaemonSetSpec struct {
 	RevisionHistoryLimit *int32 `json:"revisionHistoryLimit,omitempty"`
 
 	// ProgressDeadlineSeconds is how long a rollout, or a canary waiting for
-	// its pods, may go without progress (a pod created, becoming available or
-	// replaced) before the ExtendedDaemonSet is Stalled with reason
-	// ProgressDeadlineExceeded. The condition clears on the next progress;
+	// its pods or for nodes to run on, may go without progress (a pod
+	// created, becoming available or replaced; a canary node found) before
+	// the ExtendedDaemonSet is Stalled with reason ProgressDeadlineExceeded. The condition clears on the next progress;
 	// the rollout itself goes on trying.
 	// +kubebuilder:default=600
 	// +kubebuilder:validation:Minimum=1
@@ -195,7 +195,9 @@ type CanaryStatus struct {
 	// Step is the number (from 1) of the current step, with steps.
 	// +optional
 	Step int32 `json:"step,omitempty"`
-	// StepStartedAt is when the current step started, with steps.
+	// StepStartedAt is when the current step started, with steps; without
+	// steps, when the canary's duration last started over because its
+	// nodes changed (a canary node replaced), unset before.
 	// +optional
 	StepStartedAt *metav1.Time `json:"stepStartedAt,omitempty"`
 	// Steps are the steps reached so far, with steps.

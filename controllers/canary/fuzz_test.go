@@ -17,8 +17,8 @@ import (
 )
 
 // fuzzCandidates reads up to 64 candidates from the fuzzer's bytes, two a
-// candidate: one of flags (zone, rack, health, whether the canary already
-// ran there) and one of restarts, which flag 0x80 scales to the edges of
+// candidate: one of flags (zone, rack, cordoned, not Ready, whether the
+// canary already ran there) and one of restarts, which flag 0x80 scales to the edges of
 // int32. The previous choice follows the candidates' order rotated by
 // rotate, with a repeated name and a vanished node now and then.
 func fuzzCandidates(data []byte, rotate int) (candidates []Candidate, previous []string) {
@@ -33,6 +33,9 @@ func fuzzCandidates(data []byte, rotate int) (candidates []Candidate, previous [
 		}
 		if flags&0x08 != 0 {
 			c.Unhealthy = "the node is cordoned"
+		}
+		if flags&0x40 != 0 {
+			c.Unhealthy, c.NotReady, c.NotReadySince = "the node is not Ready", true, start.Add(-time.Minute)
 		}
 		switch flags & 0x30 {
 		case 0x10:
@@ -384,6 +387,23 @@ func checkPromotion(in Input, st *v1alpha1.CanaryStatus) []string {
 	if Steered(SteerValidate, strategy, in.Annotations, st) {
 		return errs
 	}
+	if in.Desired == 0 {
+		// No node runs the template: nothing to canary.
+		if st.Reason != ReasonNothingToCanary {
+			fail("promotes a template no node runs without saying so (reason %q)", st.Reason)
+		}
+		return errs
+	}
+	// Judged on as many nodes as it asked for, or its candidates offer,
+	// none of them NotReady.
+	if want, _ := Count(strategy.Replicas, in.Desired); len(st.Nodes) < min(want, len(in.Candidates)) {
+		fail("promotes on %d nodes, %d wanted of %d candidates", len(st.Nodes), want, len(in.Candidates))
+	}
+	for _, c := range in.Candidates {
+		if c.NotReady && slices.Contains(st.Nodes, c.Name) {
+			fail("promotes with canary node %s NotReady", c.Name)
+		}
+	}
 	duration := defaultDuration
 	if strategy.Duration != nil {
 		duration = strategy.Duration.Duration
@@ -463,9 +483,9 @@ func FuzzStep(f *testing.F) {
 			return
 		}
 		errs := checkStep(in, res)
-		if !res.Status.Failed {
+		if !res.Status.Failed && in.Desired > 0 {
 			want, _ := Count(in.Strategy.Replicas, in.Desired)
-			errs = append(errs, checkSelection(in.Candidates, want, nodesOf(in), res.Status.Nodes)...)
+			errs = append(errs, checkSelection(in.Candidates, want, keptNodesOf(in), res.Status.Nodes)...)
 		}
 		if len(errs) > 0 {
 			t.Fatalf("flags %#x: %s\nresult %+v", flags, strings.Join(errs, "\n  "), res)
@@ -480,4 +500,18 @@ func nodesOf(in Input) []string {
 		return st.Nodes
 	}
 	return nil
+}
+
+// keptNodesOf is the canary's previous choice a step keeps: nodesOf, less
+// the nodes NotReady (the fuzzer's canary pod runs on no node, so none of
+// them is the canary's doing) unless a person holds the canary.
+func keptNodesOf(in Input) []string {
+	nodes := nodesOf(in)
+	if pausedByUser(in) {
+		return nodes
+	}
+	return slices.DeleteFunc(slices.Clone(nodes), func(name string) bool {
+		i := slices.IndexFunc(in.Candidates, func(c Candidate) bool { return c.Name == name })
+		return i >= 0 && in.Candidates[i].NotReady
+	})
 }

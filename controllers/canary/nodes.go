@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // Count resolves spec.strategy.canary.replicas against the number of
@@ -38,17 +41,25 @@ type Candidate struct {
 	// node whose agent already restarts would blame the canary for it.
 	Restarts int32
 	// Unhealthy says why the node is no new pick (see Eligible), empty when
-	// it is one. A canary already on the node keeps it: moving a canary
-	// because its node blipped NotReady would restart its duration
-	// elsewhere for nothing.
+	// it is one. A canary already on the node keeps it (a cordoned node
+	// still runs its agent), unless the node is not Ready: then nothing
+	// is judged there, and canaryNodes fails, pauses or replaces it.
 	Unhealthy string
+	// NotReady: the node's kubelet does not report it Ready (False or
+	// Unknown), since NotReadySince; zero when nothing says since when.
+	NotReady      bool
+	NotReadySince time.Time
 }
 
 // NewCandidate is node as a canary candidate whose current pod restarted
 // restarts times.
 func NewCandidate(node *corev1.Node, restarts int32) Candidate {
 	_, why := Eligible(node)
-	return Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why}
+	c := Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why}
+	if r := placement.NodeReadiness(node); !r.Ready() {
+		c.NotReady, c.NotReadySince = true, r.Since
+	}
+	return c
 }
 
 // unhealthyTaints mark nodes that are down or on their way out: a canary
@@ -76,19 +87,10 @@ func Eligible(node *corev1.Node) (bool, string) {
 			return false, fmt.Sprintf("the node has taint %s", t.Key)
 		}
 	}
-	if !ready(node) {
+	if !placement.NodeReadiness(node).Ready() {
 		return false, "the node is not Ready"
 	}
 	return true, ""
-}
-
-func ready(node *corev1.Node) bool {
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // SelectNodes picks want canary nodes among candidates. Nodes already

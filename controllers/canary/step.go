@@ -30,13 +30,16 @@ type Input struct {
 	Desired    int
 	// Pods are the canary replica set's pods.
 	Pods []*corev1.Pod
-	// Ready: the canary replica set runs an available pod on every canary
-	// node, so the canary has really been exercised.
+	// Ready: every canary node recorded in Status runs an available
+	// canary pod, so the canary has really been exercised there.
 	Ready bool
 	// Analysis is the canary's metric analysis so far, nil before the first
 	// measurement; with Strategy.Analysis set, promotion needs it Successful.
 	Analysis *v1alpha1.AnalysisStatus
-	Now      time.Time
+	// ProgressDeadline is spec.progressDeadlineSeconds: a canary that
+	// finds no node to run on within it stalls.
+	ProgressDeadline time.Duration
+	Now              time.Time
 }
 
 // Result is the canary's next state.
@@ -73,9 +76,12 @@ const (
 	// ReasonWaitingForNodes: no candidate node is healthy enough to be a
 	// canary node.
 	ReasonWaitingForNodes = "WaitingForNodes"
+	// ReasonNothingToCanary: no node runs the template.
+	ReasonNothingToCanary = "NothingToCanary"
 )
 
-// nodesPoll is how often a canary without a healthy node looks again.
+// nodesPoll is how often a canary without enough healthy nodes looks
+// again.
 const nodesPoll = 30 * time.Second
 
 // defaultDuration is how long an auto canary runs when duration is unset.
@@ -137,16 +143,34 @@ func step(in Input) (Result, error) {
 	}
 	st.ReadyAt = ReadyAt(st, in.Ready, in.Now)
 	plan, planErr := planOf(in, st)
-	want := 0
+	kept, nodes := canaryNodes(in, st)
+	previous, want := st.Nodes, 0
 	if planErr == nil {
 		want = plan.want()
-		st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, st.Nodes)
+		st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, kept)
 		plan.recordNodes(st)
+		if turnedOver(previous, kept, st.Nodes) && plan.startedAt(st).Before(in.Now) {
+			// A node lost or added: the canary is judged on the nodes it
+			// has now, for the whole of its duration (or step).
+			restartStep(st, in.Now)
+		}
 	}
 
 	verdict, analysis := judge(in, st), analysisVerdict(in)
 	if verdict.Action != Fail && analysis.Action == Fail {
 		verdict = analysis
+	}
+	if nodes.Action > verdict.Action {
+		verdict = nodes
+	}
+	if in.Desired == 0 && verdict.Action != Fail {
+		// No node runs the template (a node pool scaled to zero): there
+		// is nothing to judge, and waiting for pods that cannot exist
+		// would hold every later change. A failure (a person's, the
+		// timeout's) still stands.
+		st.Reason, st.Message = ReasonNothingToCanary, "no node runs the template: nothing to canary, promoted at once"
+		res.Promote = true
+		return res, nil
 	}
 	if verdict.Action == Fail {
 		// Whatever the step, the whole canary fails: every canary node
@@ -176,17 +200,20 @@ func step(in Input) (Result, error) {
 		return res, nil
 	}
 	st.Paused, st.Reason, st.Message = false, "", ""
-	if len(st.Nodes) == 0 && want > 0 {
-		// Node changes do not all reach the ExtendedDaemonSet: look again.
-		st.Reason, st.Message = ReasonWaitingForNodes, "no healthy node to run the canary on: every candidate is not Ready, cordoned, being drained or going away"
-		res.RequeueAfter = nodesPoll
+	// The canary asks for as many nodes as it wants, or as its candidates
+	// can offer: it is judged on no fewer.
+	if need := min(want, max(len(in.Candidates), 1)); len(st.Nodes) < need {
+		st.Reason, st.Message = ReasonWaitingForNodes, waitingForNodes(in, len(st.Nodes), need)
+		res.RequeueAfter = nodesRequeue(in, st)
 		return res, nil
 	}
 	if wait := untilPromotable(in, plan.startedAt(st), plan.duration()); wait > 0 {
 		res.RequeueAfter = wait
 		return res, nil
 	}
-	if !in.Ready {
+	// in.Ready judged the nodes recorded before this step: a node added
+	// since is yet to be.
+	if !in.Ready || !subset(st.Nodes, previous) {
 		st.Reason, st.Message = "WaitingForPods", "the canary duration has elapsed; waiting for every canary pod to be available"
 		return res, nil
 	}

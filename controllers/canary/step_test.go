@@ -215,10 +215,12 @@ func expectOutcome(g gomega.Gomega, in Input, want outcome) Result {
 	return res
 }
 
-func TestStepKeepsItsNodeThroughANotReadyBlipButStartsOnHealthyNodes(t *testing.T) {
+// A canary node cordoned (a drain does not evict node agents) keeps its
+// canary; a NotReady one is another matter (node_readiness_test.go).
+func TestStepKeepsItsCordonedNodeButStartsOnHealthyNodes(t *testing.T) {
 	g := gomega.NewWithT(t)
 	in := stepInput(time.Minute, &v1alpha1.CanaryStrategy{})
-	in.Candidates[1].Unhealthy = "not Ready" // node-01, the canary's node
+	in.Candidates[1].Unhealthy = "the node is cordoned" // node-01, the canary's node
 	res, err := Step(in)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(res.Status.Nodes).To(gomega.Equal([]string{"node-01"}), "the running canary keeps its node")

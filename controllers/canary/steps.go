@@ -62,6 +62,17 @@ func enterStep(st *v1alpha1.CanaryStatus, steps []v1alpha1.CanaryStep, i int, no
 	}
 }
 
+// restartStep runs st's current step (without steps, the canary's
+// duration) again from now, its analysis and readiness anew: its nodes
+// changed, and the new ones are judged for the whole of it.
+func restartStep(st *v1alpha1.CanaryStatus, now time.Time) {
+	st.StepStartedAt = &metav1.Time{Time: now}
+	st.ReadyAt, st.Analysis = nil, nil
+	if rec := runningStep(st); rec != nil {
+		rec.StartedAt = metav1.Time{Time: now}
+	}
+}
+
 // finishStep records how st's current step ended.
 func finishStep(st *v1alpha1.CanaryStatus, result v1alpha1.CanaryStepResult, now time.Time) {
 	rec := runningStep(st)
@@ -138,8 +149,13 @@ func planOf(in Input, st *v1alpha1.CanaryStatus) (stepPlan, error) {
 	p := stepPlan{strategy: in.Strategy}
 	if len(in.Strategy.Steps) == 0 {
 		// A spec that dropped its steps leaves a one-step canary: what
-		// was recorded of the steps no longer describes it.
-		st.Step, st.StepStartedAt, st.Steps = 0, nil, nil
+		// was recorded of the steps no longer describes it. Without
+		// steps, StepStartedAt is when the canary's duration last started
+		// over for new nodes.
+		if st.Step != 0 {
+			st.StepStartedAt = nil
+		}
+		st.Step, st.Steps = 0, nil
 		n, err := Count(in.Strategy.Replicas, in.Desired)
 		p.counts = []int{n}
 		return p, err
@@ -167,9 +183,10 @@ func (p stepPlan) recordNodes(st *v1alpha1.CanaryStatus) {
 	}
 }
 
-// startedAt is when the current step's duration started.
+// startedAt is when the current step's duration started: the step's
+// start, or without steps the canary's, unless its nodes changed since.
 func (p stepPlan) startedAt(st *v1alpha1.CanaryStatus) time.Time {
-	if p.steps != nil && st.StepStartedAt != nil {
+	if st.StepStartedAt != nil {
 		return st.StepStartedAt.Time
 	}
 	return st.StartedAt.Time

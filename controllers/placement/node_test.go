@@ -71,3 +71,33 @@ func TestUnresponsiveIn(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeReadiness(t *testing.T) {
+	since := time.Date(2025, 6, 1, 11, 0, 0, 0, time.UTC)
+	node := func(conds ...corev1.NodeCondition) *corev1.Node {
+		return &corev1.Node{Status: corev1.NodeStatus{Conditions: conds}}
+	}
+	ready := func(status corev1.ConditionStatus) corev1.NodeCondition {
+		return corev1.NodeCondition{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.NewTime(since)}
+	}
+	pressure := corev1.NodeCondition{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(since.Add(time.Hour))}
+	for _, tc := range []struct {
+		name      string
+		node      *corev1.Node
+		want      Readiness
+		wantReady bool
+	}{
+		{"ready", node(pressure, ready(corev1.ConditionTrue)), Readiness{corev1.ConditionTrue, since}, true},
+		{"not ready", node(ready(corev1.ConditionFalse)), Readiness{corev1.ConditionFalse, since}, false},
+		{"unknown: the kubelet went silent", node(ready(corev1.ConditionUnknown)), Readiness{corev1.ConditionUnknown, since}, false},
+		{"no Ready condition is Unknown, since no known time", node(pressure), Readiness{Status: corev1.ConditionUnknown}, false},
+		{"no condition at all", node(), Readiness{Status: corev1.ConditionUnknown}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := NodeReadiness(tc.node)
+			if got != tc.want || got.Ready() != tc.wantReady {
+				t.Errorf("NodeReadiness = %+v (ready %v), want %+v (ready %v)", got, got.Ready(), tc.want, tc.wantReady)
+			}
+		})
+	}
+}

@@ -73,23 +73,34 @@ func TargetNode(pod *corev1.Pod) string {
 	return ""
 }
 
+// PodReady says whether the pod's Ready condition is True: the one
+// definition of a ready pod every decision shares.
+func PodReady(pod *corev1.Pod) bool {
+	c := podReadyCondition(pod)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
 // ReadySince is when the pod became ready, zero when it is not ready. A
 // ready condition without a transition time counts from the pod's creation.
 func ReadySince(pod *corev1.Pod) metav1.Time {
-	for _, c := range pod.Status.Conditions {
-		if c.Type != corev1.PodReady {
-			continue
-		}
-		switch {
-		case c.Status != corev1.ConditionTrue:
-			return metav1.Time{}
-		case c.LastTransitionTime.IsZero():
-			return pod.CreationTimestamp
-		default:
-			return c.LastTransitionTime
+	switch c := podReadyCondition(pod); {
+	case !PodReady(pod):
+		return metav1.Time{}
+	case c.LastTransitionTime.IsZero():
+		return pod.CreationTimestamp
+	default:
+		return c.LastTransitionTime
+	}
+}
+
+// podReadyCondition is the pod's Ready condition, nil when it has none.
+func podReadyCondition(pod *corev1.Pod) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			return &pod.Status.Conditions[i]
 		}
 	}
-	return metav1.Time{}
+	return nil
 }
 
 // Unschedulable reports whether the scheduler could not place the pod.

@@ -146,6 +146,27 @@ func TestReadySince(t *testing.T) {
 	}
 }
 
+func TestPodReady(t *testing.T) {
+	pod := func(conds ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Conditions: conds}}
+	}
+	for _, tc := range []struct {
+		name string
+		pod  *corev1.Pod
+		want bool
+	}{
+		{"ready", pod(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue}), true},
+		{"not ready", pod(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse}), false},
+		{"ready unknown", pod(corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionUnknown}), false},
+		{"containers ready is not pod ready", pod(corev1.PodCondition{Type: corev1.ContainersReady, Status: corev1.ConditionTrue}), false},
+		{"no condition", pod(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gomega.NewWithT(t).Expect(PodReady(tc.pod)).To(gomega.Equal(tc.want))
+		})
+	}
+}
+
 func TestUnschedulable(t *testing.T) {
 	g := gomega.NewWithT(t)
 	pod := func(c corev1.PodCondition) *corev1.Pod {
