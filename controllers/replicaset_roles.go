@@ -81,7 +81,11 @@ func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		case rs == failed:
 			return true
 		default:
-			return !since.IsZero() && pod.CreationTimestamp.After(since)
+			// Both times are kept to the second: a canary pod created in
+			// the second the replica set became active is one too. The
+			// pods it rolls out over were created before any canary of it
+			// could run, seconds earlier at least.
+			return !since.IsZero() && !pod.CreationTimestamp.Time.Before(since)
 		}
 	}
 }
