@@ -645,15 +645,7 @@ func (c *Checker) noteStatus(before, eds *v1alpha1.ExtendedDaemonSet, now time.T
 // specifies (an image patched in place is not running until its container
 // says so, whatever the Ready condition still says).
 func RunningAndReady(pod *corev1.Pod) bool {
-	if pod.Status.Phase != corev1.PodRunning || imageChanging(pod) {
-		return false
-	}
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == corev1.PodReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return pod.Status.Phase == corev1.PodRunning && !imageChanging(pod) && placement.PodReady(pod)
 }
 
 // nodeReady is false for a node whose Ready condition is not True: the
@@ -693,12 +685,7 @@ func imageChanging(pod *corev1.Pod) bool {
 // evicted reports whether the pod's DisruptionTarget condition is True:
 // the API server sets it on a pod it evicts, before deleting it.
 func evicted(pod *corev1.Pod) bool {
-	for _, cond := range pod.Status.Conditions {
-		if cond.Type == corev1.DisruptionTarget {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	return podConditionIs(pod, corev1.DisruptionTarget, corev1.ConditionTrue)
 }
 
 // restarts counts the restarts of the pod's containers.
@@ -732,9 +719,15 @@ func (c *Checker) progress(prev podInfo, known bool, info podInfo, deleted bool,
 // inPlaceGateClosed reports whether the pod's in-place readiness gate is
 // False: the controller took it out of service to update it.
 func inPlaceGateClosed(pod *corev1.Pod) bool {
+	return podConditionIs(pod, v1alpha1.InPlaceUpdateReadyCondition, corev1.ConditionFalse)
+}
+
+// podConditionIs reports whether the pod's condition of type t has status
+// want; a pod without that condition has not.
+func podConditionIs(pod *corev1.Pod, t corev1.PodConditionType, want corev1.ConditionStatus) bool {
 	for _, cond := range pod.Status.Conditions {
-		if cond.Type == v1alpha1.InPlaceUpdateReadyCondition {
-			return cond.Status == corev1.ConditionFalse
+		if cond.Type == t {
+			return cond.Status == want
 		}
 	}
 	return false

@@ -22,6 +22,15 @@ func deadlineFleet(t *testing.T) *fleet {
 	return f
 }
 
+// rollingFleet is a deadlineFleet whose template changed, its rollout
+// under way.
+func rollingFleet(t *testing.T) *fleet {
+	f := deadlineFleet(t)
+	f.change()
+	f.rolling()
+	return f
+}
+
 // change applies a new template: a new generation.
 func (f *fleet) change() {
 	f.eds.Generation++
@@ -47,11 +56,12 @@ func (f *fleet) phase(ready bool, stalled, reconciling string) {
 	})
 }
 
+// rolling writes the status of a rollout under way.
+func (f *fleet) rolling() { f.phase(false, "", v1alpha1.ReasonRollingUpdate) }
+
 func TestChangeThatNeverEndsIsCaught(t *testing.T) {
 	g := gomega.NewWithT(t)
-	f := deadlineFleet(t)
-	f.change()
-	f.phase(false, "", v1alpha1.ReasonRollingUpdate)
+	f := rollingFleet(t)
 	f.wait(12 * time.Second)
 	g.Expect(f.c.Violations()).To(gomega.BeEmpty(), "within 10s + 5s")
 	g.Expect(f.c.Unsettled(f.now)).To(gomega.HaveLen(1))
@@ -74,12 +84,10 @@ func TestChangesEndingReadyStalledOrWaitingForAPersonPass(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
-			f := deadlineFleet(t)
-			f.change()
-			f.phase(false, "", v1alpha1.ReasonRollingUpdate)
+			f := rollingFleet(t)
 			f.wait(8 * time.Second)
 			end(f)
-			f.phase(false, "", v1alpha1.ReasonRollingUpdate)
+			f.rolling()
 			f.wait(30 * time.Second)
 			g.Expect(f.c.Violations()).To(gomega.BeEmpty())
 			g.Expect(f.c.Unsettled(f.now)).To(gomega.BeEmpty())
@@ -102,9 +110,7 @@ func TestStatusOfAnEarlierGenerationIsNoEnd(t *testing.T) {
 // deadline counts from the last one.
 func TestProgressPushesTheDeadline(t *testing.T) {
 	g := gomega.NewWithT(t)
-	f := deadlineFleet(t)
-	f.change()
-	f.phase(false, "", v1alpha1.ReasonRollingUpdate)
+	f := rollingFleet(t)
 	for _, node := range []string{"node-0", "node-1", "node-2", "node-3"} {
 		f.wait(8 * time.Second)
 		f.remove(node)
@@ -118,17 +124,13 @@ func TestProgressPushesTheDeadline(t *testing.T) {
 // A pod that turns ready and fails again and again is no progress.
 func TestFlappingPodsDoNotHoldTheDeadlineOff(t *testing.T) {
 	g := gomega.NewWithT(t)
-	f := deadlineFleet(t)
-	f.change()
-	f.phase(false, "", v1alpha1.ReasonRollingUpdate)
+	f := rollingFleet(t)
 	f.remove("node-0")
 	pod := f.create("node-0", "v2", true)
 	for range 5 {
 		f.wait(2 * time.Second)
-		setReady(pod, false)
-		f.c.Pod(pod.DeepCopy(), false, f.step())
-		setReady(pod, true)
-		f.c.Pod(pod.DeepCopy(), false, f.step())
+		f.showReady(pod, false)
+		f.showReady(pod, true)
 	}
 	g.Expect(rules(f.c.Violations())).To(gomega.Equal([]Rule{Hanging}))
 }
@@ -137,13 +139,9 @@ func TestFlappingPodsDoNotHoldTheDeadlineOff(t *testing.T) {
 // must do: the deadline counts from it.
 func TestNodeChangesPushTheDeadline(t *testing.T) {
 	g := gomega.NewWithT(t)
-	f := deadlineFleet(t)
-	f.change()
-	f.phase(false, "", v1alpha1.ReasonRollingUpdate)
+	f := rollingFleet(t)
 	f.wait(10 * time.Second)
-	node := readyNode("node-3")
-	node.Status.Conditions[0].Status = "Unknown"
-	f.c.Node(node, false, f.step())
+	f.stopKubelet("node-3")
 	f.wait(10 * time.Second)
 	g.Expect(f.c.Violations()).To(gomega.BeEmpty())
 	f.wait(5 * time.Second)
