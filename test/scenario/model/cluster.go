@@ -317,6 +317,7 @@ func setNodeReady(n *corev1.Node, status corev1.ConditionStatus, now time.Time, 
 func runningStatus(now time.Time) corev1.PodStatus {
 	return corev1.PodStatus{
 		Phase:      corev1.PodRunning,
+		StartTime:  &metav1.Time{Time: now},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Time{Time: now}}},
 		ContainerStatuses: []corev1.ContainerStatus{{
 			Name: container, Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},

@@ -402,11 +402,22 @@ func (c *Cluster) ended() string {
 		case cs.Paused:
 			return "waiting for a person: canary paused: " + cs.Reason
 		}
+		if canary.WaitingForNodesPastDeadline(cs, progressDeadline, c.now) {
+			// setExtendedDaemonSetStatus: a canary that found no nodes
+			// to run on within the deadline stalls.
+			return "Stalled: canary " + v1alpha1.ReasonProgressDeadlineExceeded + " waiting for nodes"
+		}
 		if p := c.progress[cs.ReplicaSet]; p.phase == phaseStalled {
 			return "Stalled: canary " + p.reason
 		}
-		if p := c.progress[cs.ReplicaSet]; p.reason == v1alpha1.ReasonRolloutFrozen {
+		switch p := c.progress[cs.ReplicaSet]; p.reason {
+		case v1alpha1.ReasonRolloutFrozen:
 			return "waiting for a person: frozen"
+		case v1alpha1.ReasonWaitingForOldDaemonSet:
+			// A canary started during a handover keeps the DaemonSet's
+			// pods on its nodes until a person deletes the DaemonSet
+			// (README, Migrating from a DaemonSet).
+			return "waiting for a person: canary " + p.reason
 		}
 		return ""
 	}
