@@ -27,6 +27,8 @@ const (
 	// tick is how far the clock moves between two kubelet and controller
 	// rounds while time passes.
 	tick = 5 * time.Second
+	// actionGap is the time an action other than a wait takes.
+	actionGap = time.Millisecond
 )
 
 // Timings of the model's ExtendedDaemonSet: short enough for a sequence of

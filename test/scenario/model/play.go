@@ -44,6 +44,12 @@ func (c *Cluster) Do(a scenario.Action) {
 	// Only people write the spec, and the next write of theirs would hide
 	// one of the controller's: look before it.
 	c.checkSpec()
+	if a.Kind != scenario.Wait {
+		// No two actions happen at one instant: the controller's passes
+		// after them read different times, as real clocks do (a canary
+		// instance is told from another by its start).
+		c.now = c.now.Add(actionGap)
+	}
 	switch a.Kind {
 	case scenario.Wait:
 		c.advance(a.Delay)
