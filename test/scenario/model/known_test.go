@@ -50,14 +50,6 @@ var knownOpen = []knownFailure{
 	{15, TwoAgents, func(cfg Config, _ []scenario.Action, v Violation) bool {
 		return cfg.MaxSurge > 0 && strayPair.MatchString(v.Detail)
 	}, true},
-	// 16: the canary's readiness is read from its replica set's status,
-	// which lags its pods, so a canary whose only pod was just evicted is
-	// promoted on no running pod (item 4's promise: never promote on fewer
-	// judged nodes than the canary asked for).
-	{16, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
-		return strings.Contains(v.Detail, "no available canary pod") && has(s, scenario.PodEvicted) &&
-			!has(s, scenario.NodeNotReady) && !has(s, scenario.PodCrashLoops) && !has(s, scenario.PodFails)
-	}, false},
 	// 17: with a Sequential topology and a domain bake, a crash-looping
 	// pod in a domain already rolled out flips the domain between Baking
 	// (the pod is up) and Updating (it is down): each flip back ends a
