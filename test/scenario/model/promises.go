@@ -96,6 +96,8 @@ type instance struct {
 	verdicts       []verdict
 	analysisPassed bool
 	told           map[string]int
+	// joined is when each of its canary nodes last became one.
+	joined map[string]time.Time
 }
 
 type verdict struct {
@@ -163,7 +165,21 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 		(transition == canary.Started || transition == canary.Retried || !sameInstance(before.Canary, cs)) {
 		// Two instances may share a start (a template applied, changed and
 		// applied again at one instant): the newer one is the one found.
-		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}})
+		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}, joined: map[string]time.Time{}})
+	}
+	if cs := runningCanary(c.eds); cs != nil {
+		if inst := c.instanceOf(cs); inst != nil {
+			for name := range inst.joined {
+				if !slices.Contains(cs.Nodes, name) {
+					delete(inst.joined, name)
+				}
+			}
+			for _, name := range cs.Nodes {
+				if _, ok := inst.joined[name]; !ok {
+					inst.joined[name] = c.now
+				}
+			}
+		}
 	}
 	c.rolesChanged = st.ActiveReplicaSet != before.ActiveReplicaSet || !sameInstance(runningCanary(&v1alpha1.ExtendedDaemonSet{Status: *before}), runningCanary(c.eds))
 	promoted := before.ActiveReplicaSet != "" && st.ActiveReplicaSet != before.ActiveReplicaSet && c.eds.Spec.Strategy.Canary != nil
@@ -241,14 +257,24 @@ func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst 
 	if ran := c.now.Sub(inst.startedAt); ran < required {
 		why = append(why, fmt.Sprintf("ran %s of its %s", ran, required))
 	}
+	for _, name := range before.Canary.Nodes {
+		// A node that joined the canary (a replacement, a step's) is
+		// judged for a whole duration (or step) of its own.
+		if joined, ok := inst.joined[name]; ok && c.now.Sub(joined) < required {
+			why = append(why, fmt.Sprintf("canary node %s ran %s of its %s", name, c.now.Sub(joined), required))
+		}
+	}
 	if strategy.Analysis != nil && !inst.analysisPassed {
 		why = append(why, "its analysis never passed")
 	}
 	if strategy.ValidationMode == v1alpha1.CanaryValidationManual {
 		why = append(why, "manual validation, not validated since it started")
 	}
-	if judged := c.judgedNodes(rs, before.Canary.Nodes); judged == 0 {
+	switch judged := c.judgedNodes(rs, before.Canary.Nodes); {
+	case judged == 0:
 		why = append(why, fmt.Sprintf("no available canary pod on a Ready canary node (canary nodes %v)", before.Canary.Nodes))
+	case judged < len(before.Canary.Nodes):
+		why = append(why, fmt.Sprintf("an available canary pod on a Ready node on %d of its canary nodes %v", judged, before.Canary.Nodes))
 	}
 	if len(why) > 0 {
 		c.violate(Promotion, fmt.Sprintf("canary %s started at t=%s promoted at t=%s, not validated for this instance: %v",

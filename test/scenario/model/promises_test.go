@@ -107,6 +107,28 @@ func TestPromotionCatchesACanaryCutShort(t *testing.T) {
 	}
 }
 
+func TestPromotionCatchesAReplacementNodeCutShort(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: 50 * time.Second})
+	// The canary moves to another node, behind the controller's back, and
+	// is promoted once its own duration is over, 20s later.
+	moved := c.eds.Status.Canary.DeepCopy()
+	moved.Nodes = []string{c.nodes[1].Name}
+	c.eds.Status.Canary = moved
+	c.afterEDSPass(c.eds.Status.DeepCopy(), "")
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: 20 * time.Second})
+	before := c.eds.Status.DeepCopy()
+	before.Canary = moved
+	c.eds.Status.ActiveReplicaSet, c.eds.Status.Canary = c.currentName(), nil
+	c.violations = nil
+	c.afterEDSPass(before, canary.Promoted)
+	wantViolation(t, c, Promotion)
+	if v := c.violations[0]; !strings.Contains(v.Detail, "canary node "+c.nodes[1].Name+" ran 20") {
+		t.Fatalf("the reason is not the replacement's duration: %s", v)
+	}
+}
+
 func TestPromotionAcceptsAValidationOfThisInstance(t *testing.T) {
 	c := rolledOut(t, Config{})
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
