@@ -293,14 +293,8 @@ func (c *Cluster) node(name string) *corev1.Node {
 	return nil
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+// nodeReady is the controller's one reading of a node's Ready condition.
+func nodeReady(n *corev1.Node) bool { return placement.NodeReadiness(n).Ready() }
 
 func setNodeReady(n *corev1.Node, status corev1.ConditionStatus, now time.Time, taint bool) {
 	for i := range n.Status.Conditions {
@@ -375,8 +369,10 @@ func agent(p *corev1.Pod) bool {
 	return p.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == edsName || p.Annotations[daemonSetPodAnnotation] != ""
 }
 
+// podReady: a live running pod that is ready, by the controller's one
+// definition of a ready pod.
 func podReady(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && !readySince(p).IsZero()
+	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && placement.PodReady(p)
 }
 
 func setPodReady(p *corev1.Pod, ready bool, now time.Time) {
