@@ -47,6 +47,10 @@ const (
 	// FailIgnored: a person's fail for the running canary fails it at
 	// once, whatever else holds it.
 	FailIgnored Kind = "fail-ignored"
+	// FailedByNobody: a canary instance fails as failed by a person only
+	// when a person failed it since it started; a value left from an
+	// earlier instance acts on nothing.
+	FailedByNobody Kind = "failed-by-nobody"
 )
 
 // Violation is a broken promise.
@@ -201,6 +205,14 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 	}
 	if promoted {
 		c.checkPromotion(before, ended)
+	}
+	if cs := st.Canary; transition == canary.Failed && cs != nil && cs.Reason == canary.ReasonManual {
+		if inst := c.instanceOf(cs); inst != nil {
+			if at, ok := c.givenAt[cs.ReplicaSet][scenario.FailCanary]; !ok || at < inst.startOrder {
+				c.violate(FailedByNobody, fmt.Sprintf("canary %s started at t=%s failed by a person, but nobody failed it since it started: %s",
+					cs.ReplicaSet, inst.startedAt.Sub(c.start), c.describe()))
+			}
+		}
 	}
 }
 

@@ -197,6 +197,16 @@ func TestFailIgnoredIsCaught(t *testing.T) {
 	}
 }
 
+func TestFailedByNobodyIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	before := c.eds.Status.DeepCopy()
+	cs := c.eds.Status.Canary
+	cs.Failed, cs.Reason = true, canary.ReasonManual
+	c.afterEDSPass(before, canary.Failed)
+	wantViolation(t, c, FailedByNobody)
+}
+
 // The stories of issue 22, scripted: each keeps the promises, or is the
 // known open item it was reported as.
 func TestTheIssueStories(t *testing.T) {
