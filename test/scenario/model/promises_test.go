@@ -235,6 +235,13 @@ func TestTheIssueStories(t *testing.T) {
 			{Kind: scenario.NodeNotReady, Index: 0},
 			{Kind: scenario.Wait, Delay: 6 * time.Minute},
 		}},
+		// Finding 17.
+		{"a crash-looping pod in a baked domain", Config{Nodes: 7, Topology: true, Analysis: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 95 * time.Second},
+			{Kind: scenario.Wait, Delay: 98 * time.Second},
+			{Kind: scenario.PodCrashLoops, Pod: scenario.AgentPod, Index: 58},
+		}},
 	}
 	for _, s := range stories {
 		t.Run(s.name, func(t *testing.T) {
