@@ -141,7 +141,7 @@ func New(cfg Config) *Cluster {
 		held: map[string]bool{}, crashLoop: map[string]bool{}, failedTemplate: -1,
 		annotations: map[string]string{}, fitters: map[int]*placement.Fitter{},
 	}
-	c.promises.init()
+	c.init()
 	for i := range cfg.Nodes {
 		c.addNode(i % cfg.Zones)
 	}
@@ -167,7 +167,7 @@ func New(cfg Config) *Cluster {
 	// starts them.
 	c.settle()
 	c.advance(3 * tick)
-	c.promises.reset(c)
+	c.reset(c)
 	return c
 }
 
@@ -251,7 +251,7 @@ func template(k int) corev1.PodTemplateSpec {
 func templateNumber(t *corev1.PodTemplateSpec) int {
 	var k int
 	if len(t.Spec.Containers) == 1 {
-		fmt.Sscanf(t.Spec.Containers[0].Image, "registry.example/agent:v%d", &k)
+		_, _ = fmt.Sscanf(t.Spec.Containers[0].Image, "registry.example/agent:v%d", &k)
 	}
 	return k
 }

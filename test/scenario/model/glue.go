@@ -148,8 +148,7 @@ func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) can
 	}
 	restarts := map[string]int32{}
 	for _, pod := range c.edsPods() {
-		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
-		case rs == current.Name:
+		if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == current.Name {
 			in.Pods = append(in.Pods, pod)
 			continue
 		}
@@ -331,10 +330,10 @@ func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		since = ers.Status.ActiveSince.Time
 	}
 	return func(pod *corev1.Pod) bool {
-		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
-		case rs == "" || rs == ers.Name:
+		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; rs {
+		case "", ers.Name:
 			return false
-		case rs == failed:
+		case failed:
 			return true
 		default:
 			return !since.IsZero() && pod.CreationTimestamp.After(since)
@@ -678,7 +677,7 @@ func namesALabelValue(selector *metav1.LabelSelector) bool {
 func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	obs := c.observe(ers)
 	plan := rollout.Compute(obs.input)
-	c.act(ers, obs, plan)
+	c.act(ers, plan)
 	c.setReplicaSetStatus(ers, obs, plan)
 	c.requeue(plan.RequeueAfter)
 	if obs.migrating > 0 {
@@ -706,7 +705,7 @@ const migrationPoll = 2 * time.Second
 
 // act carries the plan out at once (the model has no API errors nor cache
 // lag), noting for the promises what each write took down.
-func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan) int {
+func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, plan rollout.Plan) {
 	for _, d := range plan.Delete {
 		pod := c.pods[d.Pod]
 		if pod == nil || pod.DeletionTimestamp != nil {
@@ -736,7 +735,6 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observatio
 		}
 	}
 	c.writes += len(plan.Delete) + len(plan.Create)
-	return len(plan.Delete) + len(plan.Create)
 }
 
 // progress mirrors the phase and reason of conditions.go's progress.

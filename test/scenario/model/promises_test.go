@@ -143,7 +143,7 @@ func TestNeverEndsCatchesARolloutLeftRunning(t *testing.T) {
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
 	// The canary is kept running on purpose: its clock never starts.
 	c.eds.Status.Canary.StartedAt = &metav1.Time{Time: c.now.Add(time.Hour)}
-	c.promises.instances = nil
+	c.instances = nil
 	c.Play(nil, 5*time.Minute)
 	wantViolation(t, c, NeverEnds)
 }
