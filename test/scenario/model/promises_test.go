@@ -242,6 +242,17 @@ func TestTheIssueStories(t *testing.T) {
 			{Kind: scenario.Wait, Delay: 98 * time.Second},
 			{Kind: scenario.PodCrashLoops, Pod: scenario.AgentPod, Index: 58},
 		}},
+		// Finding 18.
+		{"steps dropped from a canary that found its nodes late", Config{Nodes: 5, Steps: true, Analysis: true}, []scenario.Action{
+			{Kind: scenario.NodeNotReady, Index: 9},
+			{Kind: scenario.NodeNotReady, Index: 41},
+			{Kind: scenario.NodeNotReady, Index: 3},
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 84 * time.Second},
+			{Kind: scenario.AnalysisVerdict, Verdict: scenario.VerdictPass, Delay: 2 * time.Second},
+			{Kind: scenario.AddNode, Zone: 1},
+			{Kind: scenario.Toggle, Setting: scenario.CanarySteps, On: false},
+		}},
 	}
 	for _, s := range stories {
 		t.Run(s.name, func(t *testing.T) {
