@@ -27,6 +27,8 @@ const (
 	// tick is how far the clock moves between two kubelet and controller
 	// rounds while time passes.
 	tick = 5 * time.Second
+	// actionGap is the time an action other than a wait takes.
+	actionGap = time.Millisecond
 )
 
 // Timings of the model's ExtendedDaemonSet: short enough for a sequence of
@@ -139,7 +141,7 @@ func New(cfg Config) *Cluster {
 		held: map[string]bool{}, crashLoop: map[string]bool{}, failedTemplate: -1,
 		annotations: map[string]string{}, fitters: map[int]*placement.Fitter{},
 	}
-	c.promises.init()
+	c.init()
 	for i := range cfg.Nodes {
 		c.addNode(i % cfg.Zones)
 	}
@@ -165,7 +167,7 @@ func New(cfg Config) *Cluster {
 	// starts them.
 	c.settle()
 	c.advance(3 * tick)
-	c.promises.reset(c)
+	c.reset(c)
 	return c
 }
 
@@ -249,7 +251,7 @@ func template(k int) corev1.PodTemplateSpec {
 func templateNumber(t *corev1.PodTemplateSpec) int {
 	var k int
 	if len(t.Spec.Containers) == 1 {
-		fmt.Sscanf(t.Spec.Containers[0].Image, "registry.example/agent:v%d", &k)
+		_, _ = fmt.Sscanf(t.Spec.Containers[0].Image, "registry.example/agent:v%d", &k)
 	}
 	return k
 }
@@ -291,14 +293,8 @@ func (c *Cluster) node(name string) *corev1.Node {
 	return nil
 }
 
-func nodeReady(n *corev1.Node) bool {
-	for _, cond := range n.Status.Conditions {
-		if cond.Type == corev1.NodeReady {
-			return cond.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
+// nodeReady is the controller's one reading of a node's Ready condition.
+func nodeReady(n *corev1.Node) bool { return placement.NodeReadiness(n).Ready() }
 
 func setNodeReady(n *corev1.Node, status corev1.ConditionStatus, now time.Time, taint bool) {
 	for i := range n.Status.Conditions {
@@ -317,6 +313,7 @@ func setNodeReady(n *corev1.Node, status corev1.ConditionStatus, now time.Time, 
 func runningStatus(now time.Time) corev1.PodStatus {
 	return corev1.PodStatus{
 		Phase:      corev1.PodRunning,
+		StartTime:  &metav1.Time{Time: now},
 		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Time{Time: now}}},
 		ContainerStatuses: []corev1.ContainerStatus{{
 			Name: container, Ready: true, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
@@ -372,8 +369,10 @@ func agent(p *corev1.Pod) bool {
 	return p.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == edsName || p.Annotations[daemonSetPodAnnotation] != ""
 }
 
+// podReady: a live running pod that is ready, by the controller's one
+// definition of a ready pod.
 func podReady(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && !readySince(p).IsZero()
+	return p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && placement.PodReady(p)
 }
 
 func setPodReady(p *corev1.Pod, ready bool, now time.Time) {

@@ -10,26 +10,33 @@
 // sequence holds it back), removes the pods deleted on Ready nodes, keeps
 // crash-looping containers restarting, and the controller passes run.
 //
-// The decisions are the real ones: canary.Step (with canary.ReadyAt),
+// The decisions are the real ones: canary.Step (with canary.ReadyAt, and
+// canary.WaitingForNodesPastDeadline for the end of a canary),
 // rollout.Compute for every replica set and for the budget spent by the
 // other one, bake.Step and bake.Settle, placement.NewFitter,
-// placement.Unresponsive, placement.TargetNode and placement.ReadySince.
+// placement.Unresponsive, placement.UnresponsiveIn, placement.TargetNode and
+// placement.ReadySince; steering values are formed by canary.SteeringValue
+// and canary.SkipValue, as kubectl eds forms them.
 // What is mirrored is the glue package controllers builds their inputs
 // with, which is unexported there; each mirror names the function it
 // copies (glue.go), and is where the model can drift from the controller:
 //
-//   - chooseActive, stepCanary and canaryInput (extendeddaemonset_canary.go),
-//     with spreadCanary (topology.go);
-//   - observe, addNodes, addPods, rolloutPod, rolloutParams and
-//     oldDaemonSetPods (replicaset_observe.go), roleOf, runningCanary and
-//     responsibleFor (replicaset_roles.go), spentElsewhere
-//     (replicaset_budget.go), topologyParams and judgeBakes (topology.go);
-//   - setReplicaSetStatus, progressed and replicaSetProgress
-//     (replicaset_status.go), waitsForProgress (conditions.go);
+//   - chooseActive, stepCanary, canaryInput and availableOnEvery
+//     (extendeddaemonset_canary.go), with spreadCanary (topology.go);
+//   - observe, addNodes, addPods, rolloutPod and rolloutParams
+//     (replicaset_observe.go), oldDaemonSetPods, orphanSelector and
+//     namesALabelValue (replicaset_handover.go), roleOf, runningCanary,
+//     responsibleFor and returnsAtOnce (replicaset_roles.go),
+//     spentElsewhere (replicaset_budget.go), topologyParams and judgeBakes
+//     (topology.go), untilUnresponsive (replicaset_controller.go);
+//   - setReplicaSetStatus, runningNodes and replicaSetProgress
+//     (replicaset_status.go), markProgress and progressed
+//     (replicaset_deadline.go), waitsForProgress (conditions.go);
 //   - stepBake (extendeddaemonset_bake.go), sumReplicaSets
 //     (extendeddaemonset_status.go);
 //   - what ends a rollout (Ready, Stalled, or waiting for a person)
-//     follows canaryProgress, edsProgress and bakeProgress.
+//     follows canaryProgress, edsProgress, bakeProgress and the canary's
+//     deadline for finding nodes (setExtendedDaemonSetStatus).
 //
 // The passes run in one of the orders the controller's events allow: the
 // ExtendedDaemonSet's, then each replica set's, oldest first, again until

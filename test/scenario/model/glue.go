@@ -1,7 +1,9 @@
 package model
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,12 +105,9 @@ func (c *Cluster) edsPass() {
 				in.Analysis = c.analysisOf(cs, readyAt.Time)
 			}
 		}
+		// stepCanary: steps that cannot resolve stall the object, but what
+		// the canary step decided is recorded all the same.
 		res, err := canary.Step(in)
-		if err != nil {
-			// stalling(err): nothing of the step is recorded.
-			c.specErr = err
-			break
-		}
 		transition = res.Transition
 		c.requeue(res.RequeueAfter)
 		st.LastHandledRetry = res.LastHandledRetry
@@ -117,8 +116,13 @@ func (c *Cluster) edsPass() {
 		} else {
 			st.Canary = res.Status
 		}
+		// stalling(err): reconcile returns before stepBake, and the
+		// status says InvalidSpec.
+		c.specErr = err
 	}
-	c.stepBake()
+	if c.specErr == nil {
+		c.stepBake()
+	}
 	c.sumReplicaSets(current)
 	// Model bookkeeping: the template "apply the failed one" comes back to.
 	if st.Canary != nil && st.Canary.Failed {
@@ -134,7 +138,7 @@ func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) can
 	in := canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
-		TemplateHash: current.Spec.TemplateGeneration, Now: c.now,
+		TemplateHash: current.Spec.TemplateGeneration, ProgressDeadline: progressDeadline, Now: c.now,
 	}
 	selector := labels.Everything()
 	if strategy.NodeSelector != nil {
@@ -144,8 +148,7 @@ func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) can
 	}
 	restarts := map[string]int32{}
 	for _, pod := range c.edsPods() {
-		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
-		case rs == current.Name:
+		if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == current.Name {
 			in.Pods = append(in.Pods, pod)
 			continue
 		}
@@ -163,10 +166,27 @@ func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) can
 			in.Candidates = append(in.Candidates, canary.NewCandidate(node, restarts[node.Name]))
 		}
 	}
-	s := current.Status
-	in.Ready = s.Status == v1alpha1.ReplicaSetCanary && s.ObservedGeneration == current.Generation &&
-		eds.Status.Canary != nil && int(s.UpToDate) == len(eds.Status.Canary.Nodes) && s.UpToDate == s.Desired && s.Desired > 0
+	if cs := eds.Status.Canary; cs != nil && cs.ReplicaSet == current.Name {
+		in.Ready = availableOnEvery(cs.Nodes, in.Pods, time.Duration(eds.Spec.MinReadySeconds)*time.Second, c.now)
+	}
 	return in
+}
+
+// availableOnEvery mirrors the function of the same name.
+func availableOnEvery(nodes []string, pods []*corev1.Pod, minReady time.Duration, now time.Time) bool {
+	available := make(map[string]bool, len(nodes))
+	for _, pod := range pods {
+		node := placement.TargetNode(pod)
+		if p := rolloutPod(pod, node, true); p.Available(minReady, now) {
+			available[node] = true
+		}
+	}
+	for _, node := range nodes {
+		if !available[node] {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }
 
 // spreadCanary mirrors the function of the same name in topology.go.
@@ -295,6 +315,32 @@ func runningCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStatus {
 	return nil
 }
 
+// returnsAtOnce mirrors the function of the same name in
+// replicaset_roles.go.
+func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet) func(*corev1.Pod) bool {
+	if roleOf(eds, ers.Name) != v1alpha1.ReplicaSetActive {
+		return nil
+	}
+	failed := ""
+	if cs := eds.Status.Canary; cs != nil && cs.Failed {
+		failed = cs.ReplicaSet
+	}
+	var since time.Time
+	if ers.Status.ActiveSince != nil {
+		since = ers.Status.ActiveSince.Time
+	}
+	return func(pod *corev1.Pod) bool {
+		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; rs {
+		case "", ers.Name:
+			return false
+		case failed:
+			return true
+		default:
+			return !since.IsZero() && pod.CreationTimestamp.After(since)
+		}
+	}
+}
+
 func responsibleFor(eds *v1alpha1.ExtendedDaemonSet, role v1alpha1.ReplicaSetRole) func(node string) bool {
 	onCanary := map[string]bool{}
 	if cs := runningCanary(eds); cs != nil {
@@ -323,7 +369,9 @@ type observation struct {
 	migrationWaiting string
 	unresponsive     map[string]bool
 	topologyKey      string
-	failedCanary     string
+	// returning picks, for the active replica set, the pods it takes back
+	// at once (returnsAtOnce); nil for the other roles.
+	returning func(*corev1.Pod) bool
 }
 
 // observe mirrors ReplicaSetReconciler.observe.
@@ -336,9 +384,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 		unresponsive: map[string]bool{},
 		topologyKey:  topologyKey(eds),
 	}
-	if cs := eds.Status.Canary; cs != nil && cs.Failed && obs.role == v1alpha1.ReplicaSetActive {
-		obs.failedCanary = cs.ReplicaSet
-	}
+	obs.returning = returnsAtOnce(eds, ers)
 	responsible := responsibleFor(eds, obs.role)
 	for _, node := range c.nodes {
 		if placement.Unresponsive(node, c.now, placement.DefaultUnresponsiveGrace) {
@@ -347,10 +393,13 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 	}
 	obs.addNodes(c.nodes, c.fitter(&ers.Spec.Template), responsible)
 	pods := c.edsPods()
-	if obs.role == v1alpha1.ReplicaSetActive {
-		migrating, waiting := c.oldDaemonSetPods()
-		pods = append(pods, migrating...)
-		obs.migrating, obs.migrationWaiting = len(migrating), waiting
+	var old handover
+	if obs.role != v1alpha1.ReplicaSetUnknown {
+		// Every replica set that places pods, the canary's too, takes the
+		// old DaemonSet's pods for the old pods of its nodes.
+		old = c.oldDaemonSetPods()
+		pods = append(pods, old.pods...)
+		obs.migrating, obs.migrationWaiting = len(old.pods), old.waiting
 	}
 	obs.addPods(pods, c.nodes, ers.Name, responsible)
 	if obs.role == v1alpha1.ReplicaSetUnknown {
@@ -358,6 +407,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 		return obs
 	}
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, c.fitting(&eds.Spec.Template), c.now)
+	obs.specErr = errors.Join(obs.specErr, old.refused)
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
 	}
@@ -421,17 +471,26 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 		default:
 			continue
 		}
-		p := rollout.Pod{
-			Name: pod.Name, Node: node, New: mine,
-			Failed:        pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded,
-			Terminating:   pod.DeletionTimestamp != nil,
-			Unschedulable: placement.Unschedulable(pod),
-			ReadySince:    readySince(pod),
-			CreatedAt:     pod.CreationTimestamp.Time,
-		}
-		p.Returning = o.failedCanary != "" && pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == o.failedCanary
+		p := rolloutPod(pod, node, mine)
+		p.Returning = o.returning != nil && o.returning(pod)
 		o.input.Pods[node] = append(o.input.Pods[node], p)
 		o.pods[pod.Name] = pod
+	}
+}
+
+// rolloutPod mirrors the function of the same name, without what only
+// an update in place sets (Updating, Draining, GateClosed, the in-place
+// ready time): the model has none.
+func rolloutPod(pod *corev1.Pod, node string, mine bool) rollout.Pod {
+	return rollout.Pod{
+		Name:          pod.Name,
+		Node:          node,
+		New:           mine,
+		Failed:        pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded,
+		Terminating:   pod.DeletionTimestamp != nil,
+		Unschedulable: placement.Unschedulable(pod),
+		ReadySince:    readySince(pod),
+		CreatedAt:     pod.CreationTimestamp.Time,
 	}
 }
 
@@ -534,36 +593,83 @@ func (c *Cluster) spentElsewhere(obs *observation, pods []*corev1.Pod) rollout.S
 	return rollout.Compute(other.input).Counts.Spent()
 }
 
+// handover mirrors the type of the same name in replicaset_handover.go.
+type handover struct {
+	pods    []*corev1.Pod
+	waiting string
+	refused error
+}
+
 // oldDaemonSetPods mirrors ReplicaSetReconciler.oldDaemonSetPods, the
-// list call included: a selector whose string is empty sends no label
-// selector, and the API server then returns every pod of the namespace.
-func (c *Cluster) oldDaemonSetPods() (pods []*corev1.Pod, waiting string) {
+// list call included: the API server returns the pods the listed selector
+// matches.
+func (c *Cluster) oldDaemonSetPods() handover {
 	if c.eds.Annotations[v1alpha1.OldDaemonSetAnnotation] == "" {
-		return nil, ""
+		return handover{}
 	}
-	selector := c.eds.Spec.Selector.AsMeta()
+	var listed, orphans labels.Selector
+	var err error
 	if c.ds != nil {
-		selector = &metav1.LabelSelector{MatchLabels: c.ds.selector}
+		selector := &metav1.LabelSelector{MatchLabels: c.ds.selector}
+		if listed, err = metav1.LabelSelectorAsSelector(selector); err != nil {
+			return handover{}
+		}
+		// The DaemonSet's template labels are its selector's, as the
+		// model's DaemonSet pods carry.
+		if orphans, err = orphanSelector(selector, c.ds.selector); err != nil {
+			return handover{refused: err}
+		}
+	} else {
+		if orphans, err = orphanSelector(c.eds.Spec.Selector.AsMeta(), c.eds.Spec.Template.Labels); err != nil {
+			return handover{refused: err}
+		}
+		listed = orphans
 	}
-	sel, err := metav1.LabelSelectorAsSelector(selector)
-	if err != nil {
-		return nil, ""
-	}
+	var h handover
 	for _, pod := range c.sortedPods() {
-		if sel.String() != "" && !sel.Matches(labels.Set(pod.Labels)) {
+		if !listed.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
 		if _, ours := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]; ours {
 			continue
 		}
-		if ref := metav1.GetControllerOf(pod); ref == nil || (c.ds != nil && ref.UID == c.ds.uid) {
-			pods = append(pods, pod)
+		ref := metav1.GetControllerOf(pod)
+		if ref == nil && orphans.Matches(labels.Set(pod.Labels)) || ref != nil && c.ds != nil && ref.UID == c.ds.uid {
+			h.pods = append(h.pods, pod)
 		}
 	}
-	if c.ds != nil && len(pods) > 0 {
-		waiting = "DaemonSet " + oldDSName + " still manages its pods"
+	if c.ds != nil && len(h.pods) > 0 {
+		h.waiting = "DaemonSet " + oldDSName + " still manages its pods"
 	}
-	return pods, waiting
+	return h
+}
+
+// orphanSelector mirrors the function of the same name.
+func orphanSelector(selector *metav1.LabelSelector, templateLabels map[string]string) (labels.Selector, error) {
+	narrowed := &metav1.LabelSelector{}
+	if selector != nil {
+		narrowed = selector.DeepCopy()
+	}
+	if !namesALabelValue(narrowed) {
+		if len(templateLabels) == 0 {
+			return nil, errors.New("neither the selector nor the pod template labels name a label value")
+		}
+		narrowed.MatchLabels = maps.Clone(templateLabels)
+	}
+	return metav1.LabelSelectorAsSelector(narrowed)
+}
+
+// namesALabelValue mirrors the function of the same name.
+func namesALabelValue(selector *metav1.LabelSelector) bool {
+	if len(selector.MatchLabels) > 0 {
+		return true
+	}
+	for _, r := range selector.MatchExpressions {
+		if r.Operator == metav1.LabelSelectorOpIn {
+			return true
+		}
+	}
+	return false
 }
 
 // rsPass mirrors ReplicaSetReconciler.Reconcile: observe, plan, act,
@@ -571,12 +677,27 @@ func (c *Cluster) oldDaemonSetPods() (pods []*corev1.Pod, waiting string) {
 func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	obs := c.observe(ers)
 	plan := rollout.Compute(obs.input)
-	writes := c.act(ers, obs, plan)
-	c.setReplicaSetStatus(ers, obs, plan, writes)
+	c.act(ers, plan)
+	c.setReplicaSetStatus(ers, obs, plan)
 	c.requeue(plan.RequeueAfter)
 	if obs.migrating > 0 {
 		c.requeue(migrationPoll)
 	}
+	c.requeue(c.untilUnresponsive(obs))
+}
+
+// untilUnresponsive mirrors the function of the same name in
+// replicaset_controller.go.
+func (c *Cluster) untilUnresponsive(obs *observation) time.Duration {
+	var wait time.Duration
+	for _, n := range obs.input.Nodes {
+		if node := c.node(n.Name); node != nil && !n.Unresponsive {
+			if d := placement.UnresponsiveIn(node, c.now, placement.DefaultUnresponsiveGrace); d > 0 && (wait == 0 || d < wait) {
+				wait = d
+			}
+		}
+	}
+	return wait
 }
 
 // migrationPoll mirrors the constant of the same name.
@@ -584,7 +705,7 @@ const migrationPoll = 2 * time.Second
 
 // act carries the plan out at once (the model has no API errors nor cache
 // lag), noting for the promises what each write took down.
-func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan) int {
+func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, plan rollout.Plan) {
 	for _, d := range plan.Delete {
 		pod := c.pods[d.Pod]
 		if pod == nil || pod.DeletionTimestamp != nil {
@@ -614,7 +735,6 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observatio
 		}
 	}
 	c.writes += len(plan.Delete) + len(plan.Create)
-	return len(plan.Delete) + len(plan.Create)
 }
 
 // progress mirrors the phase and reason of conditions.go's progress.
@@ -642,9 +762,10 @@ func (p progress) waitsForProgress() bool {
 	return false
 }
 
-// setReplicaSetStatus mirrors the function of the same name, progressed
-// and replicaSetProgress.
-func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan, writes int) {
+// setReplicaSetStatus mirrors the function of the same name, with
+// runningNodes (replicaset_status.go), markProgress and progressed
+// (replicaset_deadline.go), and replicaSetProgress.
+func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan) {
 	counts := plan.Counts
 	st := &ers.Status
 	before := *st
@@ -656,19 +777,18 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	}
 	st.Status = obs.role
 	st.ObservedGeneration = ers.Generation
-	st.Desired, st.Current, st.Ready = int32(counts.Desired), int32(counts.Current), int32(counts.Ready)
-	st.Available, st.UpToDate, st.Unschedulable = int32(counts.Available), int32(counts.UpToDate), int32(counts.Unschedulable)
+	running := runningNodes(obs.input)
+	st.Desired, st.Current, st.Ready = int32(counts.Desired), int32(running.current), int32(running.ready)
+	st.Available, st.UpToDate, st.Unschedulable = int32(running.available), int32(counts.UpToDate), int32(counts.Unschedulable)
 	st.IgnoredUnresponsiveNodes = int32(counts.IgnoredUnresponsive)
 	st.Domains = nil
 	if obs.role == v1alpha1.ReplicaSetActive {
 		st.Domains = domainStatuses(counts.Domains)
 	}
-	if writes > 0 || st.LastProgressTime == nil || progressed(&before, st) {
-		st.LastProgressTime = &metav1.Time{Time: c.now}
-	}
 	p := replicaSetProgress(obs, counts)
-	if stalledAt := st.LastProgressTime.Add(progressDeadline); p.waitsForProgress() {
-		if c.now.Before(stalledAt) {
+	markProgress(&before, st, counts, p.waitsForProgress(), c.now)
+	if p.waitsForProgress() {
+		if stalledAt := st.LastProgressTime.Add(progressDeadline); c.now.Before(stalledAt) {
 			c.requeue(stalledAt.Sub(c.now) + time.Second)
 		} else {
 			p = progress{phase: phaseStalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}
@@ -677,9 +797,64 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	c.progress[ers.Name] = p
 }
 
-func progressed(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
-	return before.Status != after.Status || before.Current != after.Current || before.Ready != after.Ready ||
-		before.Available != after.Available || before.UpToDate != after.UpToDate || before.Desired != after.Desired
+type nodeCounts struct{ current, ready, available int }
+
+// runningNodes mirrors the function of the same name.
+func runningNodes(in rollout.Input) nodeCounts {
+	var n nodeCounts
+	for _, node := range in.Nodes {
+		if !node.ShouldRun || node.Unresponsive {
+			continue
+		}
+		var current, ready, available bool
+		for _, pod := range in.Pods[node.Name] {
+			if pod.Terminating || pod.Failed {
+				continue
+			}
+			current = true
+			ready = ready || pod.Ready()
+			available = available || pod.Available(in.Params.MinReady, in.Now)
+		}
+		if current {
+			n.current++
+		}
+		if ready {
+			n.ready++
+		}
+		if available {
+			n.available++
+		}
+	}
+	return n
+}
+
+// markProgress mirrors the function of the same name.
+func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, cnt rollout.Counts, waiting bool, now time.Time) {
+	stand := v1alpha1.ProgressMark{UpToDate: int32(cnt.UpToDate), Old: int32(cnt.Old)}
+	switch {
+	case !waiting:
+		st.ProgressMark = nil
+	case before.ProgressMark == nil || before.LastProgressTime == nil || before.Status != st.Status:
+		st.ProgressMark, st.LastProgressTime = &stand, &metav1.Time{Time: now}
+	default:
+		mark, moved := progressed(*before.ProgressMark, before.Desired, stand, st.Desired)
+		st.ProgressMark = &mark
+		if moved {
+			st.LastProgressTime = &metav1.Time{Time: now}
+		}
+	}
+}
+
+// progressed mirrors the function of the same name.
+func progressed(mark v1alpha1.ProgressMark, desiredBefore int32, stand v1alpha1.ProgressMark, desired int32) (v1alpha1.ProgressMark, bool) {
+	if stand.UpToDate > mark.UpToDate || stand.Old < mark.Old {
+		return stand, true
+	}
+	if desired < desiredBefore {
+		mark.UpToDate = min(mark.UpToDate, stand.UpToDate)
+	}
+	mark.Old = max(mark.Old, stand.Old)
+	return mark, false
 }
 
 func replicaSetProgress(obs *observation, cnt rollout.Counts) progress {
@@ -803,15 +978,19 @@ func (c *Cluster) fitter(template *corev1.PodTemplateSpec) *placement.Fitter {
 // extendeddaemonset_status.go.
 func (c *Cluster) sumReplicaSets(current *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	st := &c.eds.Status
-	st.Desired, st.Current, st.Ready, st.Available, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0
+	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0, 0
 	for _, s := range c.sortedSets() {
-		if role := roleOf(c.eds, s.Name); role == v1alpha1.ReplicaSetActive || role == v1alpha1.ReplicaSetCanary {
-			st.Desired += s.Status.Desired
-			st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		role := roleOf(c.eds, s.Name)
+		if role != v1alpha1.ReplicaSetActive && role != v1alpha1.ReplicaSetCanary {
+			continue
 		}
+		st.Desired += s.Status.Desired
+		st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
 		st.Current += s.Status.Current
 		st.Ready += s.Status.Ready
 		st.Available += s.Status.Available
+		if s.Name == current.Name {
+			st.UpToDate = s.Status.UpToDate
+		}
 	}
-	st.UpToDate = current.Status.Current
 }

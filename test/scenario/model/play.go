@@ -44,6 +44,12 @@ func (c *Cluster) Do(a scenario.Action) {
 	// Only people write the spec, and the next write of theirs would hide
 	// one of the controller's: look before it.
 	c.checkSpec()
+	if a.Kind != scenario.Wait {
+		// No two actions happen at one instant: the controller's passes
+		// after them read different times, as real clocks do (a canary
+		// instance is told from another by its start).
+		c.now = c.now.Add(actionGap)
+	}
 	switch a.Kind {
 	case scenario.Wait:
 		c.advance(a.Delay)
@@ -191,24 +197,28 @@ func (c *Cluster) revisionBack(n int) (int, bool) {
 	return c.templateOf[earlier[(n-1+len(earlier))%len(earlier)].Name], true
 }
 
-// steer gives a steering value for a replica set, written as kubectl eds
-// writes it (cmd/kubectl-eds/internal/steer): when that form changes, so
-// must this one.
+// steer gives a steering value for a replica set. For the running canary
+// it is written as kubectl eds writes it (cmd/kubectl-eds/internal/steer:
+// canary.SteeringValue, naming the instance; when that form changes, so
+// must this one); for any other replica set, as a person writes it by
+// hand, the replica set's name alone.
 func (c *Cluster) steer(a scenario.Action) {
 	target := c.steerTarget(a)
+	named := &v1alpha1.CanaryStatus{ReplicaSet: target}
 	var step int32 = 1
-	if st := c.eds.Status.Canary; st != nil && st.ReplicaSet == target && st.Step > 0 {
-		step = st.Step
+	if st := runningCanary(c.eds); st != nil && st.ReplicaSet == target {
+		named = st
+		step = max(st.Step, 1)
 	}
 	values := map[scenario.SteerKind]struct {
 		annotation string
 		twin       *string
 		value      string
 	}{
-		scenario.Validate:         {v1alpha1.CanaryValidatedAnnotation, &c.twins.validate, target},
-		scenario.FailCanary:       {v1alpha1.CanaryFailedAnnotation, &c.twins.fail, target},
-		scenario.UnpauseAutoPause: {v1alpha1.CanaryUnpausedAnnotation, &c.twins.unpause, target},
-		scenario.SkipStep:         {v1alpha1.CanarySkipStepAnnotation, &c.twins.skipStep, canary.SkipValue(target, step)},
+		scenario.Validate:         {v1alpha1.CanaryValidatedAnnotation, &c.twins.validate, canary.SteeringValue(named)},
+		scenario.FailCanary:       {v1alpha1.CanaryFailedAnnotation, &c.twins.fail, canary.SteeringValue(named)},
+		scenario.UnpauseAutoPause: {v1alpha1.CanaryUnpausedAnnotation, &c.twins.unpause, canary.SteeringValue(named)},
+		scenario.SkipStep:         {v1alpha1.CanarySkipStepAnnotation, &c.twins.skipStep, canary.SkipValue(named, step)},
 	}
 	if a.Steer == scenario.Retry {
 		c.retries++
@@ -366,6 +376,10 @@ func restart(p *corev1.Pod, now time.Time) {
 // start makes the pod Running and Ready.
 func start(p *corev1.Pod, now time.Time) {
 	p.Status.Phase = corev1.PodRunning
+	if p.Status.StartTime == nil {
+		// The kubelet records when it first started the pod.
+		p.Status.StartTime = &metav1.Time{Time: now}
+	}
 	if len(p.Status.ContainerStatuses) == 0 {
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container}}
 	}
@@ -397,6 +411,10 @@ func (c *Cluster) kubelet() bool {
 				continue
 			}
 			p.Status.Phase = corev1.PodPending
+			if p.Status.StartTime == nil {
+				// Acknowledged by the kubelet, before its image is pulled.
+				p.Status.StartTime = &metav1.Time{Time: c.now}
+			}
 			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: container, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: heldReason}}}}
 		case c.crashLoop[p.Name] && podReady(p):
 			restart(p, c.now)

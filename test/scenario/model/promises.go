@@ -47,6 +47,10 @@ const (
 	// FailIgnored: a person's fail for the running canary fails it at
 	// once, whatever else holds it.
 	FailIgnored Kind = "fail-ignored"
+	// FailedByNobody: a canary instance fails as failed by a person only
+	// when a person failed it since it started; a value left from an
+	// earlier instance acts on nothing.
+	FailedByNobody Kind = "failed-by-nobody"
 )
 
 // Violation is a broken promise.
@@ -96,6 +100,8 @@ type instance struct {
 	verdicts       []verdict
 	analysisPassed bool
 	told           map[string]int
+	// joined is when each of its canary nodes last became one.
+	joined map[string]time.Time
 }
 
 type verdict struct {
@@ -163,7 +169,21 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 		(transition == canary.Started || transition == canary.Retried || !sameInstance(before.Canary, cs)) {
 		// Two instances may share a start (a template applied, changed and
 		// applied again at one instant): the newer one is the one found.
-		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}})
+		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}, joined: map[string]time.Time{}})
+	}
+	if cs := runningCanary(c.eds); cs != nil {
+		if inst := c.instanceOf(cs); inst != nil {
+			for name := range inst.joined {
+				if !slices.Contains(cs.Nodes, name) {
+					delete(inst.joined, name)
+				}
+			}
+			for _, name := range cs.Nodes {
+				if _, ok := inst.joined[name]; !ok {
+					inst.joined[name] = c.now
+				}
+			}
+		}
 	}
 	c.rolesChanged = st.ActiveReplicaSet != before.ActiveReplicaSet || !sameInstance(runningCanary(&v1alpha1.ExtendedDaemonSet{Status: *before}), runningCanary(c.eds))
 	promoted := before.ActiveReplicaSet != "" && st.ActiveReplicaSet != before.ActiveReplicaSet && c.eds.Spec.Strategy.Canary != nil
@@ -185,6 +205,14 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 	}
 	if promoted {
 		c.checkPromotion(before, ended)
+	}
+	if cs := st.Canary; transition == canary.Failed && cs != nil && cs.Reason == canary.ReasonManual {
+		if inst := c.instanceOf(cs); inst != nil {
+			if at, ok := c.givenAt[cs.ReplicaSet][scenario.FailCanary]; !ok || at < inst.startOrder {
+				c.violate(FailedByNobody, fmt.Sprintf("canary %s started at t=%s failed by a person, but nobody failed it since it started: %s",
+					cs.ReplicaSet, inst.startedAt.Sub(c.start), c.describe()))
+			}
+		}
 	}
 }
 
@@ -241,14 +269,24 @@ func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst 
 	if ran := c.now.Sub(inst.startedAt); ran < required {
 		why = append(why, fmt.Sprintf("ran %s of its %s", ran, required))
 	}
+	for _, name := range before.Canary.Nodes {
+		// A node that joined the canary (a replacement, a step's) is
+		// judged for a whole duration (or step) of its own.
+		if joined, ok := inst.joined[name]; ok && c.now.Sub(joined) < required {
+			why = append(why, fmt.Sprintf("canary node %s ran %s of its %s", name, c.now.Sub(joined), required))
+		}
+	}
 	if strategy.Analysis != nil && !inst.analysisPassed {
 		why = append(why, "its analysis never passed")
 	}
 	if strategy.ValidationMode == v1alpha1.CanaryValidationManual {
 		why = append(why, "manual validation, not validated since it started")
 	}
-	if judged := c.judgedNodes(rs, before.Canary.Nodes); judged == 0 {
+	switch judged := c.judgedNodes(rs, before.Canary.Nodes); {
+	case judged == 0:
 		why = append(why, fmt.Sprintf("no available canary pod on a Ready canary node (canary nodes %v)", before.Canary.Nodes))
+	case judged < len(before.Canary.Nodes):
+		why = append(why, fmt.Sprintf("an available canary pod on a Ready node on %d of its canary nodes %v", judged, before.Canary.Nodes))
 	}
 	if len(why) > 0 {
 		c.violate(Promotion, fmt.Sprintf("canary %s started at t=%s promoted at t=%s, not validated for this instance: %v",
@@ -402,11 +440,22 @@ func (c *Cluster) ended() string {
 		case cs.Paused:
 			return "waiting for a person: canary paused: " + cs.Reason
 		}
+		if canary.WaitingForNodesPastDeadline(cs, progressDeadline, c.now) {
+			// setExtendedDaemonSetStatus: a canary that found no nodes
+			// to run on within the deadline stalls.
+			return "Stalled: canary " + v1alpha1.ReasonProgressDeadlineExceeded + " waiting for nodes"
+		}
 		if p := c.progress[cs.ReplicaSet]; p.phase == phaseStalled {
 			return "Stalled: canary " + p.reason
 		}
-		if p := c.progress[cs.ReplicaSet]; p.reason == v1alpha1.ReasonRolloutFrozen {
+		switch p := c.progress[cs.ReplicaSet]; p.reason {
+		case v1alpha1.ReasonRolloutFrozen:
 			return "waiting for a person: frozen"
+		case v1alpha1.ReasonWaitingForOldDaemonSet:
+			// A canary started during a handover keeps the DaemonSet's
+			// pods on its nodes until a person deletes the DaemonSet
+			// (README, Migrating from a DaemonSet).
+			return "waiting for a person: canary " + p.reason
 		}
 		return ""
 	}

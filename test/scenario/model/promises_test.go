@@ -107,6 +107,28 @@ func TestPromotionCatchesACanaryCutShort(t *testing.T) {
 	}
 }
 
+func TestPromotionCatchesAReplacementNodeCutShort(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: 50 * time.Second})
+	// The canary moves to another node, behind the controller's back, and
+	// is promoted once its own duration is over, 20s later.
+	moved := c.eds.Status.Canary.DeepCopy()
+	moved.Nodes = []string{c.nodes[1].Name}
+	c.eds.Status.Canary = moved
+	c.afterEDSPass(c.eds.Status.DeepCopy(), "")
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: 20 * time.Second})
+	before := c.eds.Status.DeepCopy()
+	before.Canary = moved
+	c.eds.Status.ActiveReplicaSet, c.eds.Status.Canary = c.currentName(), nil
+	c.violations = nil
+	c.afterEDSPass(before, canary.Promoted)
+	wantViolation(t, c, Promotion)
+	if v := c.violations[0]; !strings.Contains(v.Detail, "canary node "+c.nodes[1].Name+" ran 20") {
+		t.Fatalf("the reason is not the replacement's duration: %s", v)
+	}
+}
+
 func TestPromotionAcceptsAValidationOfThisInstance(t *testing.T) {
 	c := rolledOut(t, Config{})
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
@@ -121,7 +143,7 @@ func TestNeverEndsCatchesARolloutLeftRunning(t *testing.T) {
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
 	// The canary is kept running on purpose: its clock never starts.
 	c.eds.Status.Canary.StartedAt = &metav1.Time{Time: c.now.Add(time.Hour)}
-	c.promises.instances = nil
+	c.instances = nil
 	c.Play(nil, 5*time.Minute)
 	wantViolation(t, c, NeverEnds)
 }
@@ -175,6 +197,16 @@ func TestFailIgnoredIsCaught(t *testing.T) {
 	}
 }
 
+func TestFailedByNobodyIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	before := c.eds.Status.DeepCopy()
+	cs := c.eds.Status.Canary
+	cs.Failed, cs.Reason = true, canary.ReasonManual
+	c.afterEDSPass(before, canary.Failed)
+	wantViolation(t, c, FailedByNobody)
+}
+
 // The stories of issue 22, scripted: each keeps the promises, or is the
 // known open item it was reported as.
 func TestTheIssueStories(t *testing.T) {
@@ -202,6 +234,24 @@ func TestTheIssueStories(t *testing.T) {
 			{Kind: scenario.Wait, Delay: 5 * time.Second},
 			{Kind: scenario.NodeNotReady, Index: 0},
 			{Kind: scenario.Wait, Delay: 6 * time.Minute},
+		}},
+		// Finding 17.
+		{"a crash-looping pod in a baked domain", Config{Nodes: 7, Topology: true, Analysis: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 95 * time.Second},
+			{Kind: scenario.Wait, Delay: 98 * time.Second},
+			{Kind: scenario.PodCrashLoops, Pod: scenario.AgentPod, Index: 58},
+		}},
+		// Finding 18.
+		{"steps dropped from a canary that found its nodes late", Config{Nodes: 5, Steps: true, Analysis: true}, []scenario.Action{
+			{Kind: scenario.NodeNotReady, Index: 9},
+			{Kind: scenario.NodeNotReady, Index: 41},
+			{Kind: scenario.NodeNotReady, Index: 3},
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 84 * time.Second},
+			{Kind: scenario.AnalysisVerdict, Verdict: scenario.VerdictPass, Delay: 2 * time.Second},
+			{Kind: scenario.AddNode, Zone: 1},
+			{Kind: scenario.Toggle, Setting: scenario.CanarySteps, On: false},
 		}},
 	}
 	for _, s := range stories {
