@@ -151,10 +151,8 @@ func planOf(in Input, st *v1alpha1.CanaryStatus) (stepPlan, error) {
 		// A spec that dropped its steps leaves a one-step canary: what
 		// was recorded of the steps no longer describes it. Without
 		// steps, StepStartedAt is when the canary's duration last started
-		// over for new nodes.
-		if st.Step != 0 {
-			st.StepStartedAt = nil
-		}
+		// over for new nodes; the last step's start is kept as that, since
+		// the nodes that step added have run only since then.
 		st.Step, st.Steps = 0, nil
 		n, err := Count(in.Strategy.Replicas, in.Desired)
 		p.counts = []int{n}

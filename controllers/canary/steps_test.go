@@ -384,3 +384,26 @@ func TestStepsThatShrinkStillJudgeTheCanary(t *testing.T) {
 		})
 	}
 }
+
+// A canary whose spec drops its steps goes on as one step of its
+// duration, and the nodes its last step added are judged for the whole of
+// it: the step's start, not the canary's, is when they began.
+func TestStepsDroppedKeepTheNodesOfTheLastStepJudgedForTheDuration(t *testing.T) {
+	g := gomega.NewWithT(t)
+	strategy := &v1alpha1.CanaryStrategy{Steps: []v1alpha1.CanaryStep{
+		timed(intstr.FromInt32(1), time.Minute), timed(intstr.FromString("25%"), 10*time.Minute),
+	}}
+	r := newRun(strategy, 20)
+	r.at(t, 0, nil)
+	res := r.at(t, time.Minute, nil)
+	g.Expect(res.Status.Step).To(gomega.BeEquivalentTo(2))
+	g.Expect(res.Status.Nodes).To(gomega.HaveLen(5), "step 2 adds four nodes at 1m")
+
+	r.in.Strategy = &v1alpha1.CanaryStrategy{Replicas: ptr.To(intstr.FromString("25%")), Duration: dur(2 * time.Minute)}
+	res = r.at(t, 90*time.Second, nil)
+	g.Expect(res.Status.Nodes).To(gomega.HaveLen(5))
+	res = r.at(t, 2*time.Minute+time.Second, nil)
+	g.Expect(res.Promote).To(gomega.BeFalse(), "the nodes added at 1m have run 61s of the 2m duration")
+	res = r.at(t, 3*time.Minute+time.Second, nil)
+	g.Expect(res.Promote).To(gomega.BeTrue(), "every canary node has run the duration")
+}

@@ -62,19 +62,6 @@ var knownOpen = []knownFailure{
 		return has(s, scenario.PodCrashLoops) && topologyOn(cfg, s) &&
 			(strings.Contains(v.Detail, "/RollingUpdate") || strings.Contains(v.Detail, "/DomainBaking"))
 	}, false},
-	// 18: dropping the steps of a running canary clears stepStartedAt
-	// (planOf), so the one-step canary left is timed from its start: a
-	// canary whose nodes joined late (its steps could not resolve, it
-	// waited for nodes, a node was replaced, each restarting the step) is
-	// promoted once the duration since its start is over, before its
-	// nodes ran one (item 4's promise: the duration runs again for a
-	// replacement).
-	{18, Promotion, func(_ Config, s []scenario.Action, v Violation) bool {
-		return strings.Contains(v.Detail, "canary node ") && strings.Contains(v.Detail, " ran ") &&
-			slices.ContainsFunc(s, func(a scenario.Action) bool {
-				return a.Kind == scenario.Toggle && a.Setting == scenario.CanarySteps && !a.On
-			})
-	}, false},
 }
 
 // topologyOn says whether the topology is on at some point of s.

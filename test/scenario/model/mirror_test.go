@@ -53,7 +53,7 @@ var mirrored = map[string]string{
 	"ReplicaSetReconciler.Reconcile":           "a816dbf26420f6c2",
 	"ExtendedDaemonSetReconciler.currentReplicaSet": "daa9a6d33e236c62",
 	"availableOnEvery":           "1322d5f7e2e4fcd8",
-	"returnsAtOnce":              "ad28ce5e6d0cc9b4",
+	"returnsAtOnce":              "8dcd1acab04495b2",
 	"orphanSelector":             "6be3bb848fea4b3c",
 	"namesALabelValue":           "9c43203208a23253",
 	"markProgress":               "5a5fb3e6162a6b47",
