@@ -13,29 +13,47 @@ import (
 )
 
 // markProgress sets the progress time and mark of st, the status after a
-// pass, from before, the status the pass started from; waiting says
-// whether the replica set now waits for its pods, the only time the
-// progress deadline runs.
+// pass, from before, the status the pass started from, and p, where the
+// replica set now stands: the progress deadline runs only while it waits
+// for its pods.
 //
-// The deadline starts when that wait does (a rollout starting, a pause or
-// a bake ending, a new role), from where the pods stand then: the mark is
-// kept only while the wait lasts. While it runs, only progress refreshes
-// it: a write is none (a pod deleted as failed and recreated, again and
-// again, is a write each time), nor is a counter that moves back and forth.
-func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, c rollout.Counts, waiting bool, now time.Time) {
+// The deadline starts when that wait first does (a rollout starting, a new
+// role), from where the pods stand then. A hold (a pause, a freeze, a
+// domain's bake, the DaemonSet it replaces) stops its clock, which goes on
+// from where it stood once the wait resumes: a hold longer than the
+// deadline does not stall the rollout as it ends, and a pod that flips the
+// rollout between a hold and a wait (a crash-looping pod of a baking
+// domain) does not start the deadline over. While it runs, only progress
+// refreshes it: a write is none (a pod deleted as failed and recreated,
+// again and again, is a write each time), nor is a counter that moves back
+// and forth. Once the replica set is done, or has no role, the mark goes.
+func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, c rollout.Counts, p progress, now time.Time) {
 	stand := v1alpha1.ProgressMark{UpToDate: int32(c.UpToDate), Old: int32(c.Old)}
+	waiting := p.waitsForProgress()
+	held := !waiting && p.phase == progressing
+	kept := before.ProgressMark != nil && before.LastProgressTime != nil && before.Status == st.Status
 	switch {
-	case !waiting:
+	case !waiting && (!held || !kept):
 		st.ProgressMark = nil
-	case before.ProgressMark == nil || before.LastProgressTime == nil || before.Status != st.Status:
+		return
+	case !kept:
 		st.ProgressMark, st.LastProgressTime = &stand, &metav1.Time{Time: now}
-	default:
-		mark, moved := progressed(*before.ProgressMark, before.Desired, stand, st.Desired)
-		st.ProgressMark = &mark
-		if moved {
-			st.LastProgressTime = &metav1.Time{Time: now}
-		}
+		return
 	}
+	mark, moved := progressed(*before.ProgressMark, before.Desired, stand, st.Desired)
+	mark.HeldSince = before.ProgressMark.HeldSince
+	last := before.LastProgressTime.Time
+	switch {
+	case moved:
+		last, mark.HeldSince = now, nil
+	case waiting && mark.HeldSince != nil:
+		// The clock goes on from where the hold stopped it.
+		last, mark.HeldSince = last.Add(now.Sub(mark.HeldSince.Time)), nil
+	}
+	if held && mark.HeldSince == nil {
+		mark.HeldSince = &metav1.Time{Time: now}
+	}
+	st.ProgressMark, st.LastProgressTime = &mark, &metav1.Time{Time: last}
 }
 
 // progressed compares where the pods stand, on desired nodes, with the

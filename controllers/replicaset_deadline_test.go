@@ -17,6 +17,8 @@ type pass struct {
 	at     time.Duration
 	counts rollout.Counts
 	paused bool
+	// baking: the rollout's domain bakes, holding the next one back.
+	baking bool
 }
 
 // runPasses runs the status computation of an active replica set over
@@ -32,7 +34,11 @@ func runPasses(t *testing.T, passes []pass) int {
 	for i, p := range passes {
 		now := start.Add(p.at)
 		obs.input.Now, obs.input.Params.Paused = now, p.paused
-		setReplicaSetStatus(ers, obs, rollout.Plan{Counts: p.counts}, nil, now)
+		counts := p.counts
+		if p.baking {
+			counts.Domains = []rollout.DomainCounts{{Name: "zone-a", State: rollout.DomainBaking}}
+		}
+		setReplicaSetStatus(ers, obs, rollout.Plan{Counts: counts}, nil, now)
 		if conditions.IsStalled(ers) {
 			if r := conditions.GetReason(ers, v1alpha1.StalledCondition); r != v1alpha1.ReasonProgressDeadlineExceeded {
 				t.Fatalf("pass %d: Stalled %s, want %s", i, r, v1alpha1.ReasonProgressDeadlineExceeded)
@@ -55,7 +61,7 @@ func TestProgressDeadlineSeesThroughFlappingPods(t *testing.T) {
 	up := rollout.Counts{Desired: 3, Current: 2, Ready: 2, Available: 2, UpToDate: 2, Old: 1}
 	down := rollout.Counts{Desired: 3, Current: 2, Ready: 1, Available: 1, UpToDate: 1, Old: 1}
 	gone := rollout.Counts{Desired: 3, Current: 1, Ready: 1, Available: 1, UpToDate: 1, Old: 1}
-	var flapping, evicted []pass
+	var flapping, evicted, bakeFlapping []pass
 	for i := range 12 {
 		at := time.Duration(i) * 20 * time.Second
 		counts := down
@@ -63,6 +69,10 @@ func TestProgressDeadlineSeesThroughFlappingPods(t *testing.T) {
 			counts = up
 		}
 		flapping = append(flapping, pass{at: at, counts: counts})
+		// A crash-looping pod of a domain done with its pods: up, the
+		// domain bakes and holds the next one back; down, it waits for the
+		// pod again.
+		bakeFlapping = append(bakeFlapping, pass{at: at, counts: counts, baking: i%2 == 1})
 		// Evicted, deleted as failed, recreated, available again for a
 		// while.
 		switch i % 3 {
@@ -81,6 +91,7 @@ func TestProgressDeadlineSeesThroughFlappingPods(t *testing.T) {
 	}{
 		{"a pod that passes readiness and crashes, again and again", flapping, true},
 		{"a pod evicted and recreated in a loop", evicted, true},
+		{"a crash-looping pod flipping its domain between baking and updating", bakeFlapping, true},
 		{"a slow healthy rollout: an old pod gone, then its node's new pod available, 50s apart", []pass{
 			{at: 0, counts: rollout.Counts{Desired: 3, Current: 1, Ready: 1, Available: 1, UpToDate: 1, Old: 2}},
 			{at: 50 * time.Second, counts: rollout.Counts{Desired: 3, Current: 1, Ready: 1, Available: 1, UpToDate: 1, Old: 1}},

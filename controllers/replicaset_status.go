@@ -34,7 +34,7 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 		st.Domains = domainStatuses(c.Domains)
 	}
 	p := replicaSetProgress(obs, c, actErr)
-	markProgress(&before, st, c, p.waitsForProgress(), now)
+	markProgress(&before, st, c, p, now)
 	var untilStalled time.Duration
 	if p.waitsForProgress() {
 		// markProgress has set the time of the last progress of a

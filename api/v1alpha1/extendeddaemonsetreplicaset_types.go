@@ -114,6 +114,13 @@ type ProgressMark struct {
 	// Old is the fewest pods of other replica sets seen on the nodes; it
 	// grows only when more come (a failed canary's returning).
 	Old int32 `json:"old"`
+	// HeldSince is when the rollout was last held by something other than
+	// its pods (a pause, a freeze, a domain's bake, the DaemonSet it
+	// replaces), unset while it waits for its pods. The deadline's clock
+	// stops meanwhile and goes on from where it stood, so a pod that flips
+	// a rollout between a hold and a wait does not start it over.
+	// +optional
+	HeldSince *metav1.Time `json:"heldSince,omitempty"`
 }
 
 // ExtendedDaemonSetReplicaSet runs one template of an ExtendedDaemonSet on

@@ -786,7 +786,7 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 		st.Domains = domainStatuses(counts.Domains)
 	}
 	p := replicaSetProgress(obs, counts)
-	markProgress(&before, st, counts, p.waitsForProgress(), c.now)
+	markProgress(&before, st, counts, p, c.now)
 	if p.waitsForProgress() {
 		if stalledAt := st.LastProgressTime.Add(progressDeadline); c.now.Before(stalledAt) {
 			c.requeue(stalledAt.Sub(c.now) + time.Second)
@@ -829,20 +829,32 @@ func runningNodes(in rollout.Input) nodeCounts {
 }
 
 // markProgress mirrors the function of the same name.
-func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, cnt rollout.Counts, waiting bool, now time.Time) {
+func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, cnt rollout.Counts, p progress, now time.Time) {
 	stand := v1alpha1.ProgressMark{UpToDate: int32(cnt.UpToDate), Old: int32(cnt.Old)}
+	waiting := p.waitsForProgress()
+	held := !waiting && p.phase == phaseProgressing
+	kept := before.ProgressMark != nil && before.LastProgressTime != nil && before.Status == st.Status
 	switch {
-	case !waiting:
+	case !waiting && (!held || !kept):
 		st.ProgressMark = nil
-	case before.ProgressMark == nil || before.LastProgressTime == nil || before.Status != st.Status:
+		return
+	case !kept:
 		st.ProgressMark, st.LastProgressTime = &stand, &metav1.Time{Time: now}
-	default:
-		mark, moved := progressed(*before.ProgressMark, before.Desired, stand, st.Desired)
-		st.ProgressMark = &mark
-		if moved {
-			st.LastProgressTime = &metav1.Time{Time: now}
-		}
+		return
 	}
+	mark, moved := progressed(*before.ProgressMark, before.Desired, stand, st.Desired)
+	mark.HeldSince = before.ProgressMark.HeldSince
+	last := before.LastProgressTime.Time
+	switch {
+	case moved:
+		last, mark.HeldSince = now, nil
+	case waiting && mark.HeldSince != nil:
+		last, mark.HeldSince = last.Add(now.Sub(mark.HeldSince.Time)), nil
+	}
+	if held && mark.HeldSince == nil {
+		mark.HeldSince = &metav1.Time{Time: now}
+	}
+	st.ProgressMark, st.LastProgressTime = &mark, &metav1.Time{Time: last}
 }
 
 // progressed mirrors the function of the same name.

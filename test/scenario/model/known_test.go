@@ -3,7 +3,6 @@ package model
 import (
 	"regexp"
 	"slices"
-	"strings"
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/scenario"
 )
@@ -50,25 +49,6 @@ var knownOpen = []knownFailure{
 	{15, TwoAgents, func(cfg Config, _ []scenario.Action, v Violation) bool {
 		return cfg.MaxSurge > 0 && strayPair.MatchString(v.Detail)
 	}, true},
-	// 17: with a Sequential topology and a domain bake, a crash-looping
-	// pod in a domain already rolled out flips the domain between Baking
-	// (the pod is up) and Updating (it is down): each flip back ends a
-	// DomainBaking wait, and markProgress starts the progress deadline
-	// anew from there, so the rollout, blocked for good (the bake never
-	// ends, the next domain never starts), says RollingUpdate and never
-	// stalls. Item 6's promise: a flapping pod must not defeat the
-	// deadline.
-	{17, NeverEnds, func(cfg Config, s []scenario.Action, v Violation) bool {
-		return has(s, scenario.PodCrashLoops) && topologyOn(cfg, s) &&
-			(strings.Contains(v.Detail, "/RollingUpdate") || strings.Contains(v.Detail, "/DomainBaking"))
-	}, false},
-}
-
-// topologyOn says whether the topology is on at some point of s.
-func topologyOn(cfg Config, s []scenario.Action) bool {
-	return cfg.Topology || slices.ContainsFunc(s, func(a scenario.Action) bool {
-		return a.Kind == scenario.Toggle && a.Setting == scenario.TopologyZones && a.On
-	})
 }
 
 // strayPair matches a surging node whose two pods are neither of the
