@@ -33,6 +33,10 @@ func TestRevertedCanaryReturnsAtOnceUnderATopology(t *testing.T) {
 		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{zoneLabel: "zone-c"}},
 	}
 	first, stable := s.createRolledOut(eds, nodes...)
+	// Status times are kept to the second: a canary pod is told from the
+	// pods the active replica set rolls out over by being created in a
+	// later second than it became active, as any canary of a person's is.
+	time.Sleep(time.Second)
 	s.setImage(eds, imageV2)
 	second, canaryNodes := s.runningCanary(eds.Name)
 	s.g.Expect(canaryNodes).To(gomega.Equal([]string{nodes[2].Name}))

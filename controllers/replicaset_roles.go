@@ -81,11 +81,12 @@ func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		case rs == failed:
 			return true
 		default:
-			// Both times are kept to the second: a canary pod created in
-			// the second the replica set became active is one too. The
-			// pods it rolls out over were created before any canary of it
-			// could run, seconds earlier at least.
-			return !since.IsZero() && !pod.CreationTimestamp.Time.Before(since)
+			// Both times are kept to the second, so a pod created in the
+			// second the replica set became active is not told apart from
+			// the pods it rolls out over, which may have been created in
+			// that second too: it waits for its domain's turn, which costs
+			// time but never a budget or the order of the domains.
+			return !since.IsZero() && pod.CreationTimestamp.After(since)
 		}
 	}
 }

@@ -336,7 +336,7 @@ func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		case failed:
 			return true
 		default:
-			return !since.IsZero() && !pod.CreationTimestamp.Time.Before(since)
+			return !since.IsZero() && pod.CreationTimestamp.After(since)
 		}
 	}
 }

@@ -53,7 +53,7 @@ var mirrored = map[string]string{
 	"ReplicaSetReconciler.Reconcile":           "a816dbf26420f6c2",
 	"ExtendedDaemonSetReconciler.currentReplicaSet": "daa9a6d33e236c62",
 	"availableOnEvery":           "1322d5f7e2e4fcd8",
-	"returnsAtOnce":              "8dcd1acab04495b2",
+	"returnsAtOnce":              "d6fab2db3ab47995",
 	"orphanSelector":             "6be3bb848fea4b3c",
 	"namesALabelValue":           "9c43203208a23253",
 	"markProgress":               "c11e20021833bd0d",
