@@ -82,14 +82,14 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
 	// LastProgressTime is when the replica set last made progress (a node
 	// gaining an available pod of this replica set, or an old pod gone), or
-	// started waiting for its pods (a rollout starting, a pause or a bake
-	// ending). spec.progressDeadlineSeconds of the ExtendedDaemonSet is
-	// counted from it.
+	// started waiting for its pods, moved on by the time its rollout was
+	// held since (a pause, a freeze, a bake). spec.progressDeadlineSeconds
+	// of the ExtendedDaemonSet is counted from it.
 	// +optional
 	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
 	// ProgressMark is how far the rollout had come at LastProgressTime;
 	// progress is going past it. Set only while the replica set waits for
-	// its pods.
+	// its pods or its rollout is held.
 	// +optional
 	ProgressMark *ProgressMark `json:"progressMark,omitempty"`
 	// Domains are the domains of spec.strategy.rollingUpdate.topology of
