@@ -74,11 +74,11 @@ func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 		since = ers.Status.ActiveSince.Time
 	}
 	return func(pod *corev1.Pod) bool {
-		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
-		case rs == "" || rs == ers.Name:
+		switch pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] {
+		case "", ers.Name:
 			// A pod of the DaemonSet handed over, or its own.
 			return false
-		case rs == failed:
+		case failed:
 			return true
 		default:
 			// Both times are kept to the second, so a pod created in the

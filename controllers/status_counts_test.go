@@ -43,7 +43,7 @@ func TestCountersNeverExceedDesired(t *testing.T) {
 	c.eds.Status.Canary = &v1alpha1.CanaryStatus{ReplicaSet: c.current.Name, Nodes: []string{c.nodes[0].Name, c.nodes[1].Name},
 		Failed: true, Reason: v1alpha1.ReasonAnalysisFailed, StartedAt: &metav1.Time{Time: benchNow.Add(-10 * time.Minute)}}
 	duplicate := benchPod(c.old, c.nodes[2].Name, true)
-	duplicate.Name = duplicate.Name + "-2"
+	duplicate.Name += "-2"
 	duplicate.CreationTimestamp = metav1.NewTime(benchNow.Add(-time.Minute))
 	c.pods = append(c.pods, duplicate)
 	// What the canary replica set wrote while it ran, not yet rewritten.
