@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -78,4 +79,26 @@ func TestNotReadyNodeTakenDownHoldsTheBudget(t *testing.T) {
 			g.Expect(plan.Counts.IgnoredUnresponsive).To(gomega.Equal(tc.wantIgnored))
 		})
 	}
+}
+
+// With a topology, the node taken down holds its domain's budget too: no
+// other node of its zone goes while it is NotReady; the other zones go on.
+func TestNotReadyNodeTakenDownHoldsItsDomainBudget(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := newBenchCluster(6, func(int) (bool, bool) { return false, true })
+	ru := &c.eds.Spec.Strategy.RollingUpdate
+	ru.MaxUnavailable = ptr.To(intstr.FromInt32(3))
+	ru.Topology = &v1alpha1.RollingUpdateTopology{Key: corev1.LabelTopologyZone, Order: v1alpha1.TopologyParallel}
+	down := c.nodes[0]
+	turnNotReady(down, benchNow.Add(-time.Minute))
+	c.pods = c.pods[1:]
+	obs, err := c.observe(c.current)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	plan := rollout.Compute(obs.input)
+	var deleted []string
+	for _, d := range plan.Delete {
+		deleted = append(deleted, d.Node)
+	}
+	// node-00000 and node-00003 are zone-0, the others zone-1 and zone-2.
+	g.Expect(deleted).To(gomega.ConsistOf("node-00001", "node-00002"), "one node down per zone, %s's zone already has one", down.Name)
 }
