@@ -17,11 +17,23 @@ import (
 )
 
 // stopKubelet does what the node lifecycle controller does when a node's
-// kubelet goes silent: the node stays, its Ready condition turns Unknown.
-// Its pods keep their last reported status (no lifecycle controller runs
-// here to mark them not ready), as they would for a while on a cluster.
+// kubelet goes silent: the node stays, its Ready condition turns Unknown,
+// and it gets the unreachable taints, NoSchedule and NoExecute (which
+// agents tolerate). Its pods keep their last reported status (no lifecycle
+// controller runs here to mark them not ready), as they would for a while
+// on a cluster.
 func (s *scenario) stopKubelet(name string) {
 	s.t.Helper()
+	s.g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node := &corev1.Node{}
+		if err := k8s.Get(s.ctx, client.ObjectKey{Name: name}, node); err != nil {
+			return err
+		}
+		node.Spec.Taints = append(node.Spec.Taints,
+			corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoSchedule},
+			corev1.Taint{Key: corev1.TaintNodeUnreachable, Effect: corev1.TaintEffectNoExecute})
+		return k8s.Update(s.ctx, node)
+	})).To(gomega.Succeed())
 	s.g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		node := &corev1.Node{}
 		if err := k8s.Get(s.ctx, client.ObjectKey{Name: name}, node); err != nil {

@@ -46,13 +46,16 @@ func TestPodsGoOnEveryFittingNodeAndNowhereElse(t *testing.T) {
 		s.createNode("dedicated", selected, corev1.Taint{Key: "dedicated", Value: "agents", Effect: corev1.TaintEffectNoSchedule}),
 		// A taint that only discourages.
 		s.createNode("prefer", selected, corev1.Taint{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectPreferNoSchedule}),
+		// The taint the node lifecycle controller gives a node that is
+		// not Ready (and leaves a moment after it is Ready again): the
+		// node still should run the agent, whose pod waits for it.
+		s.createNode("not-ready", selected, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}),
 	}
 	misfits := []*corev1.Node{
 		s.createNode("unselected", nil),
 		s.createNode("excluded", map[string]string{agentLabel: "yes", "role": "excluded"}),
 		s.createNode("noschedule", selected, corev1.Taint{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoSchedule}),
 		s.createNode("noexecute", selected, corev1.Taint{Key: "dedicated", Value: "other", Effect: corev1.TaintEffectNoExecute}),
-		s.createNode("not-ready", selected, corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}),
 	}
 	eds := s.newEDS("agent", imageV1)
 	tmpl := &eds.Spec.Template
@@ -99,6 +102,10 @@ func TestPodsGoOnEveryFittingNodeAndNowhereElse(t *testing.T) {
 		}), "the pod must be pinned to its node and nowhere else")
 		s.g.Expect(pod.Spec.NodeSelector).To(gomega.Equal(tmpl.Spec.NodeSelector))
 		s.g.Expect(pod.Spec.Tolerations).To(gomega.ContainElements(standardTolerations))
+		s.g.Expect(pod.Spec.Tolerations).NotTo(gomega.ContainElement(gomega.And(
+			gomega.HaveField("Key", gomega.BeElementOf(corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable)),
+			gomega.HaveField("Effect", corev1.TaintEffectNoSchedule))),
+			"the scheduler keeps the pod off a node that is down (not-ready, unreachable NoSchedule) until it is back")
 		s.g.Expect(pod.Spec.Tolerations).To(gomega.ContainElement(tmpl.Spec.Tolerations[0]))
 		s.g.Expect(pod.Spec.Tolerations).NotTo(gomega.ContainElement(gomega.HaveField("Key", corev1.TaintNodeNetworkUnavailable)),
 			"only host-network pods tolerate an unconfigured network")

@@ -205,8 +205,10 @@ func (o *observation) addNodes(nodes []*corev1.Node, template *corev1.PodTemplat
 // replica set without a role only its own pods, to count them.
 func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers string, responsible func(string) bool) {
 	exists := make(map[string]bool, len(nodes))
+	down := map[string]bool{}
 	for _, node := range nodes {
 		exists[node.Name] = true
+		down[node.Name] = !placement.NodeReadiness(node).Ready()
 	}
 	extra := map[string]bool{}
 	for _, pod := range pods {
@@ -237,6 +239,11 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 		}
 		p := rolloutPod(pod, node, mine)
 		p.Returning = o.returning != nil && o.returning(pod)
+		// A pod the scheduler cannot place on a node that is down (its
+		// NoSchedule taints) waits for the node, not for room: no
+		// scheduler failure the allowance excuses, or the node would
+		// stop holding the budget while it lacks its agent.
+		p.Unschedulable = p.Unschedulable && !down[node]
 		o.input.Pods[node] = append(o.input.Pods[node], p)
 		o.pods[pod.Name] = pod
 	}

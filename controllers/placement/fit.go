@@ -5,6 +5,8 @@
 package placement
 
 import (
+	"slices"
+
 	corev1 "k8s.io/api/core/v1"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -32,13 +34,36 @@ func NodeFit(template *corev1.PodTemplateSpec, node *corev1.Node) Fit {
 type Fitter struct {
 	affinity    nodeaffinity.RequiredNodeAffinity
 	tolerations []corev1.Toleration
+	// placing are tolerations plus the node lifecycle's NoSchedule
+	// taints: what ShouldRun is judged with.
+	placing []corev1.Toleration
 }
 
 // NewFitter prepares template for matching against nodes.
 func NewFitter(template *corev1.PodTemplateSpec) *Fitter {
 	pod := &corev1.Pod{Spec: template.Spec}
 	pod.Spec.Tolerations = WithDaemonTolerations(template.Spec.Tolerations, template.Spec.HostNetwork)
-	return &Fitter{affinity: nodeaffinity.GetRequiredNodeAffinity(pod), tolerations: pod.Spec.Tolerations}
+	return &Fitter{
+		affinity:    nodeaffinity.GetRequiredNodeAffinity(pod),
+		tolerations: pod.Spec.Tolerations,
+		placing:     append(slices.Clip(pod.Spec.Tolerations), nodeLifecycleNoSchedule...),
+	}
+}
+
+// nodeLifecycleNoSchedule are the NoSchedule taints the node lifecycle
+// controller gives a node that is not Ready (and kubelets register with):
+// a node that is down, not one the agent does not belong on. They keep the
+// pods off the node, not the node out of the nodes that should run one:
+// otherwise a node whose agent the rollout just took down would stop
+// counting against maxUnavailable as soon as it turned NotReady, and the
+// rollout would take the next node down. Its new pod waits, Pending, for
+// the node to come back, and counts as unavailable meanwhile, which is
+// the truth; past the unresponsive grace the node is left out
+// (Unresponsive). Pods never carry these tolerations: the scheduler
+// still waits for the node.
+var nodeLifecycleNoSchedule = []corev1.Toleration{
+	{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
 }
 
 // Fit is what the template says about node.
@@ -47,7 +72,7 @@ func (f *Fitter) Fit(node *corev1.Node) Fit {
 	if fits, err := f.affinity.Match(node); err != nil || !fits {
 		return Fit{}
 	}
-	if !untolerated(node, f.tolerations, corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute) {
+	if !untolerated(node, f.placing, corev1.TaintEffectNoSchedule, corev1.TaintEffectNoExecute) {
 		return Fit{ShouldRun: true, ShouldContinueRunning: true}
 	}
 	return Fit{ShouldContinueRunning: !untolerated(node, f.tolerations, corev1.TaintEffectNoExecute)}

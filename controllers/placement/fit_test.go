@@ -116,7 +116,18 @@ func TestNodeFitTaints(t *testing.T) {
 		{"memory pressure", plain, []corev1.Taint{taint(corev1.TaintNodeMemoryPressure, corev1.TaintEffectNoSchedule)}, runs},
 		{"pid pressure", plain, []corev1.Taint{taint(corev1.TaintNodePIDPressure, corev1.TaintEffectNoSchedule)}, runs},
 		{"unschedulable (cordoned)", plain, []corev1.Taint{taint(corev1.TaintNodeUnschedulable, corev1.TaintEffectNoSchedule)}, runs},
-		{"not-ready NoSchedule is not tolerated, as upstream", plain, []corev1.Taint{taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoSchedule)}, stays},
+		// The node lifecycle's NoSchedule taints on a node that is not
+		// Ready: the node still should run the agent (its pod waits for
+		// it), or a node the rollout took down would stop counting against
+		// maxUnavailable. The same keys with NoExecute stay tolerated, and
+		// a taint the user set keeps a running pod but places none.
+		{"not-ready NoSchedule keeps the node", plain, []corev1.Taint{taint(corev1.TaintNodeNotReady, corev1.TaintEffectNoSchedule)}, runs},
+		{"unreachable NoSchedule and NoExecute keep the node", plain, []corev1.Taint{
+			taint(corev1.TaintNodeUnreachable, corev1.TaintEffectNoSchedule), taint(corev1.TaintNodeUnreachable, corev1.TaintEffectNoExecute),
+		}, runs},
+		{"unreachable beside a user's NoSchedule taint", plain, []corev1.Taint{
+			taint(corev1.TaintNodeUnreachable, corev1.TaintEffectNoSchedule), taint("dedicated", corev1.TaintEffectNoSchedule),
+		}, stays},
 		{"disk pressure NoExecute is not tolerated", plain, []corev1.Taint{taint(corev1.TaintNodeDiskPressure, corev1.TaintEffectNoExecute)}, excluded},
 		{"network unavailable, pod network", plain, []corev1.Taint{taint(corev1.TaintNodeNetworkUnavailable, corev1.TaintEffectNoSchedule)}, stays},
 		{"network unavailable, host network", hostNetwork, []corev1.Taint{taint(corev1.TaintNodeNetworkUnavailable, corev1.TaintEffectNoSchedule)}, runs},

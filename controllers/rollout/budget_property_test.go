@@ -167,6 +167,26 @@ func genFleet(r *rand.Rand) *fleet {
 		}
 		f.pods[name] = []fleetPod{pod}
 	}
+	// Surges caught mid-way, within maxSurge: a canary that took a node
+	// where the active replica set surged over the old one, or a canary's
+	// pod left beside an old one on a node that is the active's again.
+	// Neither pod is of the replica set now responsible for the node.
+	for i := range min(f.params.MaxSurge, r.IntN(3)) {
+		name := f.nodes[r.IntN(n)]
+		if len(f.pods[name]) > 1 {
+			continue
+		}
+		owner := activeRS
+		if !f.canary[name] {
+			owner = canaryRS
+		}
+		f.pods[name][0].owner = oldRS
+		extra := fleetPod{Pod: Pod{Name: fmt.Sprintf("%s-%s-%d", owner, name, i), Node: name}, owner: owner}
+		if r.IntN(2) == 0 {
+			extra.ReadySince = f.now.Add(-time.Minute)
+		}
+		f.pods[name] = append(f.pods[name], extra)
+	}
 	return f
 }
 
@@ -226,5 +246,29 @@ func TestCanaryReplacedUnderTheBudget(t *testing.T) {
 	f.apply(canaryRS, plan)
 	if plan := f.plan(activeRS); len(plan.Delete) != 0 {
 		t.Fatalf("the active replica set deletes %+v while the canary spends the whole budget", plan.Delete)
+	}
+}
+
+// TestCanaryTookASurgingNode: the canary took a node where the active
+// replica set was surging over an older one. Until the canary deletes one
+// of the two, the node runs two agents, and the active replica set may not
+// surge on another node under maxSurge 1.
+func TestCanaryTookASurgingNode(t *testing.T) {
+	f := &fleet{canary: map[string]bool{}, pods: map[string][]fleetPod{}, now: time.Unix(1_000_000, 0)}
+	f.params = Params{MaxSurge: 1, MaxParallelPodCreation: 250}
+	ready := f.now.Add(-time.Hour)
+	for i := range 4 {
+		name := fmt.Sprintf("node-%d", i)
+		f.nodes = append(f.nodes, name)
+		f.canary[name] = i == 0
+		f.pods[name] = []fleetPod{{Pod: Pod{Name: "old-" + name, Node: name, ReadySince: ready}, owner: oldRS}}
+	}
+	f.pods["node-0"] = append(f.pods["node-0"], fleetPod{Pod: Pod{Name: "active-node-0", Node: "node-0"}, owner: activeRS})
+	if plan := f.plan(activeRS); len(plan.Create) != 0 {
+		t.Fatalf("the active replica set surges on %v while the canary's node runs two agents, maxSurge 1", plan.Create)
+	}
+	plan := f.plan(canaryRS)
+	if len(plan.Create) != 0 || len(plan.Delete) != 1 || plan.Delete[0].Reason != DeleteDuplicate {
+		t.Fatalf("the canary plans %+v, want one duplicate deleted and nothing created beside the other", plan)
 	}
 }

@@ -85,12 +85,13 @@ func (p *planner) observeNode(node *Node) {
 		p.cur = p.domains.enter(node)
 	}
 	var newPods, oldPods []Pod
-	terminating := false
+	terminating, live := false, 0
 	for _, pod := range p.in.Pods[node.Name] {
 		if pod.Terminating {
 			terminating = true
 			continue
 		}
+		live++
 		p.count(pod)
 		switch {
 		case !node.ShouldContinueRunning:
@@ -101,6 +102,21 @@ func (p *planner) observeNode(node *Node) {
 		default:
 			oldPods = append(oldPods, pod)
 		}
+	}
+	// A node running two pods surges, whatever replica sets they belong
+	// to: duplicates, a failed pod beside a live one, or two pods of other
+	// replica sets (a canary that took a node mid-surge, a template
+	// abandoned mid-surge). Unless counted as a surge below, its extra pods
+	// are deleted with this plan: like a surge ending, the node holds its
+	// place in the surge budget the other replica set sees until they are
+	// gone, or that one would surge on a node of its own, past maxSurge.
+	if live > 1 {
+		surges := p.plan.Counts.Surging + p.plan.Counts.SurgeEnding
+		defer func() {
+			if p.plan.Counts.Surging+p.plan.Counts.SurgeEnding == surges {
+				p.plan.Counts.SurgeEnding++
+			}
+		}()
 	}
 	if !node.ShouldContinueRunning {
 		return
@@ -138,7 +154,9 @@ func (p *planner) observeNode(node *Node) {
 		}
 		return
 	}
-	p.placeOnDesiredNode(node, newPod, oldPod, terminating)
+	// A duplicate deleted now terminates: no new pod beside what is left
+	// until it is gone.
+	p.placeOnDesiredNode(node, newPod, oldPod, terminating || len(newPods) > 1 || len(oldPods) > 1)
 }
 
 // placeOnDesiredNode decides for a node that should run a pod.

@@ -37,14 +37,15 @@ func TestComputePlacement(t *testing.T) {
 			in: input(params, []Node{desired("a"), unfit("x")},
 				newPod("n-a", "a"), newPod("n-x", "x"), oldPod("o-x", "x")),
 			delete: []Deletion{misplaced("n-x", "x"), misplaced("o-x", "x")},
-			counts: &Counts{Desired: 1, Current: 2, Ready: 2, Available: 2, UpToDate: 1, Old: 1, Misplaced: 2},
+			// x runs two pods until they are gone: a surge ending.
+			counts: &Counts{Desired: 1, Current: 2, Ready: 2, Available: 2, UpToDate: 1, Old: 1, Misplaced: 2, SurgeEnding: 1},
 		},
 		{
 			name: "pods of a node that no longer exists are deleted as misplaced",
 			in: input(params, []Node{desired("a"), unfit("gone")},
 				newPod("n-a", "a"), oldPod("o-gone", "gone", notReady), pod("n-gone", "gone", true)),
 			delete: []Deletion{misplaced("o-gone", "gone"), misplaced("n-gone", "gone")},
-			counts: &Counts{Desired: 1, Current: 2, Ready: 1, Available: 1, UpToDate: 1, Old: 1, Misplaced: 2},
+			counts: &Counts{Desired: 1, Current: 2, Ready: 1, Available: 1, UpToDate: 1, Old: 1, Misplaced: 2, SurgeEnding: 1},
 		},
 		{
 			name:   "a terminating pod on an unfit node is not deleted again",
@@ -205,6 +206,19 @@ func TestComputeMaxSurge(t *testing.T) {
 			name:   "maxUnavailable deletes nothing in surge mode",
 			in:     input(Params{MaxSurge: 1, MaxUnavailable: 3, MaxParallelPodCreation: 100}, desiredNodes("a", "b", "c"), oldOn("a", "b", "c")...),
 			create: []string{"a"},
+		},
+		{
+			// A canary that took a node mid-surge, or a template abandoned
+			// mid-surge: two agents on a node, neither of this replica
+			// set. The node surges until the duplicate is gone: it gets no
+			// third pod, and the other replica set sees it spend the
+			// surge budget (Spent).
+			name: "two old pods on a node are a surge that ends with this plan, not a node to surge",
+			in: input(ms(1), desiredNodes("a", "b"),
+				oldPod("o1-a", "a", createdAgo(2*time.Hour)), oldPod("o2-a", "a"), oldPod("o-b", "b")),
+			create: []string{"b"},
+			delete: []Deletion{duplicate("o2-a", "a")},
+			counts: &Counts{Desired: 2, Old: 3, SurgeEnding: 1},
 		},
 		{
 			name: "a node with a pod still terminating is not surged",
@@ -427,7 +441,8 @@ func TestComputePausedAndFrozen(t *testing.T) {
 			in: input(frozen, []Node{desired("a"), desired("b"), desired("d"), desired("e"), unfit("x")},
 				oldPod("o-b", "b"), pod("n-d", "d", true, failed), newPod("n-e", "e"), newPod("n-e2", "e"),
 				oldPod("o-x", "x")),
-			counts: &Counts{Desired: 4, Current: 3, Ready: 2, Available: 2, UpToDate: 1, Old: 2, Unavailable: 2, Misplaced: 1},
+			// e runs two pods: a surge, seen from the other replica set.
+			counts: &Counts{Desired: 4, Current: 3, Ready: 2, Available: 2, UpToDate: 1, Old: 2, Unavailable: 2, Misplaced: 1, SurgeEnding: 1},
 		},
 	})
 }
@@ -443,7 +458,7 @@ func TestComputeDuplicatesFailedAndTerminating(t *testing.T) {
 			delete: []Deletion{duplicate("n1", "a")},
 			// The duplicate would become available in 20s; Available counts it.
 			requeue: 20 * time.Second,
-			counts:  &Counts{Desired: 1, Current: 2, Ready: 2, Available: 1, UpToDate: 1},
+			counts:  &Counts{Desired: 1, Current: 2, Ready: 2, Available: 1, UpToDate: 1, SurgeEnding: 1},
 		},
 		{
 			name: "duplicates: the ready pod is kept over one not ready",
@@ -520,7 +535,8 @@ func TestComputeDuplicatesFailedAndTerminating(t *testing.T) {
 			in: withBackoff(input(params, a, pod("n1", "a", true, failed, createdAgo(2*time.Hour)), newPod("n2", "a")),
 				"a", now.Add(time.Minute)),
 			delete: []Deletion{duplicate("n1", "a")},
-			counts: &Counts{Desired: 1, Current: 2, Ready: 1, Available: 1, UpToDate: 1},
+			// The node holds two pods until the duplicate is gone.
+			counts: &Counts{Desired: 1, Current: 2, Ready: 1, Available: 1, UpToDate: 1, SurgeEnding: 1},
 		},
 		{
 			name: "failed: duplicates on a node whose failed pod is deleted are deleted too",
@@ -535,7 +551,7 @@ func TestComputeDuplicatesFailedAndTerminating(t *testing.T) {
 				oldPod("o-a", "a"), pod("n-a", "a", true, failed), oldPod("o-b", "b")),
 			delete: []Deletion{failedDeletion("n-a", "a"), replaced("o-b", "b")},
 			failed: []string{"a"},
-			counts: &Counts{Desired: 2, Current: 1, Old: 2},
+			counts: &Counts{Desired: 2, Current: 1, Old: 2, SurgeEnding: 1},
 		},
 		{
 			name: "failed: a failed new pod in backoff beside an old pod holds its place in the surge budget",
@@ -597,4 +613,37 @@ func TestComputeSharedBudgetsAndUnresponsiveNodes(t *testing.T) {
 			counts: &Counts{Old: 1, Desired: 1, IgnoredUnresponsive: 1},
 		},
 	})
+}
+
+// Every node holding two pods that are not terminating spends the surge
+// budget, whichever replica sets they belong to: seen by the other replica
+// set (a frozen plan, as spentElsewhere makes), a node with two agents
+// outside this replica set's own surges would otherwise read as none, and
+// the other one would surge on a node of its own, past maxSurge.
+func TestSpentCountsEveryNodeWithTwoPods(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		node Node
+		pods []Pod
+	}{
+		{"two pods of other replica sets", desired("a"), []Pod{oldPod("o1-a", "a"), oldPod("o2-a", "a", createdAgo(2*time.Hour))}},
+		{"two pods of this replica set", desired("a"), []Pod{newPod("n1-a", "a"), newPod("n2-a", "a", createdAgo(2*time.Hour))}},
+		{"an old and a new pod", desired("a"), []Pod{oldPod("o-a", "a"), pod("n-a", "a", true)}},
+		{"an old and an available new pod", desired("a"), []Pod{oldPod("o-a", "a"), newPod("n-a", "a")}},
+		{"a failed pod beside a live one", desired("a"), []Pod{oldPod("o-a", "a"), pod("n-a", "a", true, failed)}},
+		{"a NoSchedule misfit", misfit("a"), []Pod{oldPod("o1-a", "a"), oldPod("o2-a", "a", createdAgo(2*time.Hour))}},
+		{"a node the template no longer fits", unfit("a"), []Pod{oldPod("o-a", "a"), newPod("n-a", "a")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := input(Params{MaxSurge: 1, MaxParallelPodCreation: 100, Frozen: true}, []Node{tc.node}, tc.pods...)
+			if got := Compute(in).Counts.Spent().Surging; got != 1 {
+				t.Fatalf("Spent().Surging = %d, want 1: the node runs two agents", got)
+			}
+			// One of them terminating, the node runs one.
+			in.Pods["a"][1].Terminating = true
+			if got := Compute(in).Counts.Spent().Surging; got != 0 {
+				t.Fatalf("with one pod terminating, Spent().Surging = %d, want 0", got)
+			}
+		})
+	}
 }

@@ -139,7 +139,8 @@ type Spent struct {
 	// Unavailable counts desired nodes without an available pod, after
 	// the scheduler-failure allowance.
 	Unavailable int
-	// Surging counts nodes running an old and a new pod.
+	// Surging counts nodes running two pods, whichever replica sets
+	// they belong to.
 	Surging int
 	// Excused counts the unavailable nodes the scheduler-failure allowance
 	// excuses: one allowance serves both replica sets, as one budget does.
@@ -203,7 +204,11 @@ type Counts struct {
 	// Surging is the number of nodes running an old and a new pod.
 	Surging int
 	// SurgeEnding is the number of nodes whose surge ends with this plan:
-	// the new pod is available and the old one is deleted now.
+	// the new pod is available and the old one is deleted now, or the
+	// node runs two pods that are not an old and a new one (duplicates,
+	// a failed pod beside a live one, two pods of other replica sets,
+	// pods on a node that no longer fits) and the extra ones are deleted
+	// now.
 	SurgeEnding int
 	// IgnoredUnresponsive is the number of unresponsive nodes left alone.
 	IgnoredUnresponsive int
