@@ -441,8 +441,10 @@ func (o *observation) addNodes(nodes []*corev1.Node, fitter *placement.Fitter, r
 
 func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers string, responsible func(string) bool) {
 	exists := make(map[string]bool, len(nodes))
+	down := map[string]bool{}
 	for _, node := range nodes {
 		exists[node.Name] = true
+		down[node.Name] = !placement.NodeReadiness(node).Ready()
 	}
 	extra := map[string]bool{}
 	for _, pod := range pods {
@@ -473,6 +475,7 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 		}
 		p := rolloutPod(pod, node, mine)
 		p.Returning = o.returning != nil && o.returning(pod)
+		p.Unschedulable = p.Unschedulable && !down[node]
 		o.input.Pods[node] = append(o.input.Pods[node], p)
 		o.pods[pod.Name] = pod
 	}
