@@ -145,10 +145,15 @@ func (p *planner) observeNode(node *Node) {
 			p.plan.Reopen = append(p.plan.Reopen, oldPod.Name)
 		}
 		if newPod != nil && oldPod != nil {
-			if p.available(newPod) {
+			switch {
+			case p.available(newPod):
 				p.remove(*oldPod, DeleteSurgeEnded)
 				p.plan.Counts.SurgeEnding++
-			} else {
+			case !p.available(oldPod):
+				// Ends with this plan too, counted by the deferred
+				// SurgeEnding above.
+				p.remove(*oldPod, DeleteReplaced)
+			default:
 				p.plan.Counts.Surging++
 			}
 		}
@@ -183,10 +188,19 @@ func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminatin
 			}
 			return
 		}
-		p.plan.Counts.Surging++
 		if !p.available(oldPod) {
 			p.markUnavailable(newPod)
+			// Neither pod serves: deleting the old one costs nothing, and
+			// keeping it would keep two agents on a node going down
+			// (both marked not ready) past the unresponsive grace, which
+			// leaves the node alone and out of the surge budget while
+			// another node surges: back, it would surge too, past
+			// maxSurge. The surge ends with this plan (SurgeEnding, from
+			// observeNode).
+			p.remove(*oldPod, DeleteReplaced)
+			return
 		}
+		p.plan.Counts.Surging++
 	case p.available(oldPod):
 		p.oldAvailable = append(p.oldAvailable, *oldPod)
 		if !terminating {

@@ -189,6 +189,27 @@ func TestComputeMaxSurge(t *testing.T) {
 			counts: &Counts{Desired: 2, Current: 1, Ready: 1, Available: 1, UpToDate: 1, Old: 2, SurgeEnding: 1},
 		},
 		{
+			// A node going down (its pods marked not ready) mid-surge, or
+			// a canary that let its node go before its pod ran there: were
+			// both pods kept, the node would still hold two agents when it
+			// returns, after the grace that left it alone and out of the
+			// surge budget while the budget went to another node.
+			name: "an unavailable old pod beside a new pod not yet available is deleted: the surge ends",
+			in: input(ms(1), desiredNodes("a", "b"),
+				pod("n-a", "a", true), oldPod("o-a", "a", notReady), oldPod("o-b", "b")),
+			create: []string{"b"},
+			delete: []Deletion{replaced("o-a", "a")},
+			counts: &Counts{Desired: 2, Current: 1, Old: 2, Unavailable: 1, SurgeEnding: 1},
+		},
+		{
+			name: "the same on a NoSchedule misfit",
+			in: input(ms(1), []Node{misfit("a"), desired("b")},
+				pod("n-a", "a", true), oldPod("o-a", "a", notReady), oldPod("o-b", "b")),
+			create: []string{"b"},
+			delete: []Deletion{replaced("o-a", "a")},
+			counts: &Counts{Desired: 1, Current: 1, Old: 2, SurgeEnding: 1},
+		},
+		{
 			name: "an unavailable old pod is deleted, not surged",
 			in: input(ms(1), desiredNodes("a", "b"),
 				oldPod("o-a", "a", notReady), oldPod("o-b", "b")),

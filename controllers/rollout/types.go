@@ -88,7 +88,8 @@ type Params struct {
 	// old pods may cause.
 	MaxUnavailable int
 	// MaxSurge, when positive, replaces pods by creating the new pod first and
-	// deleting the old one once the new one is available, on at most this
+	// deleting the old one once the new one is available, or as soon as the
+	// old one is not available either (a node going down), on at most this
 	// many nodes at once; deletion under MaxUnavailable is then not used.
 	// Pods updated in place are not surged: they spend MaxUnavailable when
 	// it is positive, and are surged like the others when it is 0.
@@ -204,11 +205,11 @@ type Counts struct {
 	// Surging is the number of nodes running an old and a new pod.
 	Surging int
 	// SurgeEnding is the number of nodes whose surge ends with this plan:
-	// the new pod is available and the old one is deleted now, or the
-	// node runs two pods that are not an old and a new one (duplicates,
-	// a failed pod beside a live one, two pods of other replica sets,
-	// pods on a node that no longer fits) and the extra ones are deleted
-	// now.
+	// the new pod is available, or neither is, and the old one is deleted
+	// now, or the node runs two pods that are not an old and a new one
+	// (duplicates, a failed pod beside a live one, two pods of other
+	// replica sets, pods on a node that no longer fits) and the extra ones
+	// are deleted now.
 	SurgeEnding int
 	// IgnoredUnresponsive is the number of unresponsive nodes left alone.
 	IgnoredUnresponsive int

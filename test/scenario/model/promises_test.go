@@ -250,6 +250,14 @@ func TestStoriesThatOnceBrokeAPromise(t *testing.T) {
 			{Kind: scenario.AddNode, Zone: 1},
 			{Kind: scenario.Toggle, Setting: scenario.CanarySteps, On: false},
 		}},
+		{"a canary pod left on a node gone down, which returns while another canary surges", Config{Nodes: 6, MaxSurge: 1, Topology: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.NodeNotReady, Index: 42},
+			{Kind: scenario.ApplyTemplate, Template: 0},
+			{Kind: scenario.Wait, Delay: 6 * time.Minute},
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.NodeReady, Index: 30},
+		}},
 	}
 	for _, s := range stories {
 		t.Run(s.name, func(t *testing.T) {
