@@ -258,6 +258,15 @@ func TestStoriesThatOnceBrokeAPromise(t *testing.T) {
 			{Kind: scenario.ApplyTemplate, Template: 1},
 			{Kind: scenario.NodeReady, Index: 30},
 		}},
+		{"a node gone down mid-surge returns while the rollout surges elsewhere", Config{Nodes: 4, MaxSurge: 1}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 55 * time.Second},
+			{Kind: scenario.HoldKubelet, On: true},
+			{Kind: scenario.Wait, Delay: 10 * time.Second},
+			{Kind: scenario.NodeNotReady, Index: 1},
+			{Kind: scenario.Wait, Delay: 6 * time.Minute},
+			{Kind: scenario.NodeReady, Index: 1},
+		}},
 	}
 	for _, s := range stories {
 		t.Run(s.name, func(t *testing.T) {
