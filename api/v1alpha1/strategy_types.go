@@ -69,8 +69,9 @@ type RollingUpdateStrategy struct {
 
 	// MaxSurge is the largest number (or percentage of desired pods, rounded
 	// up) of nodes that may run an old and a new pod at once. The new pod is
-	// created first and the old one is deleted once the new one is available.
-	// Pods updated in place (type InPlaceIfPossible) are not surged: they
+	// created first and the old one is deleted once the new one is available,
+	// or at once when neither is (a node gone down mid-surge), which costs
+	// no availability. Pods updated in place (type InPlaceIfPossible) are not surged: they
 	// spend maxUnavailable, unless it is 0.
 	// +kubebuilder:default=0
 	// +kubebuilder:validation:XIntOrString
