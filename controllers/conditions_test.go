@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 	"github.com/extendeddaemonset/extendeddaemonset/test/argocd"
 )
@@ -40,26 +41,26 @@ func healthOf(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) (status.Status, 
 func TestConditionContract(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		progress progress
+		progress outcome.Progress
 		kstatus  status.Status
 		argocd   string
 	}{
-		{"rolled out", progress{phase: done, reason: v1alpha1.ReasonRolledOut}, status.CurrentStatus, "Healthy"},
-		{"rolling update", progress{phase: progressing, reason: v1alpha1.ReasonRollingUpdate}, status.InProgressStatus, "Progressing"},
-		{"canary running", progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning}, status.InProgressStatus, "Progressing"},
-		{"canary paused", progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused}, status.InProgressStatus, "Suspended"},
-		{"canary failed", progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed}, status.FailedStatus, "Degraded"},
-		{"invalid spec", progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec}, status.FailedStatus, "Degraded"},
-		{"past the deadline", progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}, status.FailedStatus, "Degraded"},
-		{"domain baking", progress{phase: progressing, reason: v1alpha1.ReasonDomainBaking}, status.InProgressStatus, "Progressing"},
-		{"domain bake failed", progress{phase: stalled, reason: v1alpha1.ReasonDomainBakeFailed}, status.FailedStatus, "Degraded"},
+		{"rolled out", outcome.Progress{Phase: outcome.Done, Reason: v1alpha1.ReasonRolledOut}, status.CurrentStatus, "Healthy"},
+		{"rolling update", outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonRollingUpdate}, status.InProgressStatus, "Progressing"},
+		{"canary running", outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryRunning}, status.InProgressStatus, "Progressing"},
+		{"canary paused", outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused}, status.InProgressStatus, "Suspended"},
+		{"canary failed", outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonCanaryFailed}, status.FailedStatus, "Degraded"},
+		{"invalid spec", outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonInvalidSpec}, status.FailedStatus, "Degraded"},
+		{"past the deadline", outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded}, status.FailedStatus, "Degraded"},
+		{"domain baking", outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonDomainBaking}, status.InProgressStatus, "Progressing"},
+		{"domain bake failed", outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonDomainBakeFailed}, status.FailedStatus, "Degraded"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
 			eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 2}}
 			eds.Status.ObservedGeneration = 2
-			tc.progress.message = "because"
-			tc.progress.apply(eds)
+			tc.progress.Message = "because"
+			tc.progress.Apply(eds)
 			kstatus, health := healthOf(g, eds)
 			g.Expect(kstatus).To(gomega.Equal(tc.kstatus))
 			g.Expect(health).To(gomega.Equal(tc.argocd))
@@ -69,7 +70,7 @@ func TestConditionContract(t *testing.T) {
 		g := gomega.NewWithT(t)
 		eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 3}}
 		eds.Status.ObservedGeneration = 2
-		progress{phase: done, reason: v1alpha1.ReasonRolledOut}.apply(eds)
+		outcome.Progress{Phase: outcome.Done, Reason: v1alpha1.ReasonRolledOut}.Apply(eds)
 		kstatus, health := healthOf(g, eds)
 		g.Expect(kstatus).To(gomega.Equal(status.InProgressStatus))
 		g.Expect(health).To(gomega.Equal("Progressing"))
@@ -89,28 +90,28 @@ func TestReplicaSetProgress(t *testing.T) {
 		obs    *observation
 		counts rollout.Counts
 		actErr error
-		phase  phase
+		phase  outcome.Phase
 		reason string
 	}{
-		{"rolled out", active(nil), rollout.Counts{Desired: 2, Current: 2, UpToDate: 2}, nil, done, v1alpha1.ReasonRolledOut},
-		{"old pods left", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1}, nil, progressing, v1alpha1.ReasonRollingUpdate},
-		{"pods becoming available", active(nil), rollout.Counts{Desired: 2, Current: 2, UpToDate: 1}, nil, progressing, v1alpha1.ReasonProgressing},
-		{"paused", active(func(o *observation) { o.input.Params.Paused = true }), rollout.Counts{Desired: 1, Old: 1}, nil, progressing, v1alpha1.ReasonRollingUpdatePaused},
-		{"frozen", active(func(o *observation) { o.input.Params.Frozen = true }), rollout.Counts{Desired: 1}, nil, progressing, v1alpha1.ReasonRolloutFrozen},
-		{"waiting for the old DaemonSet", active(func(o *observation) { o.migrationWaiting = "delete it" }), rollout.Counts{Desired: 1, Old: 1}, nil, progressing, v1alpha1.ReasonWaitingForOldDaemonSet},
-		{"write refused", active(nil), rollout.Counts{Desired: 1}, errors.New("quota"), progressing, v1alpha1.ReasonReconcileFailed},
-		{"spec error", active(func(o *observation) { o.specErr = errors.New("bad") }), rollout.Counts{}, nil, stalled, v1alpha1.ReasonInvalidSpec},
-		{"no role", &observation{role: v1alpha1.ReplicaSetUnknown}, rollout.Counts{Current: 3}, nil, idle, v1alpha1.ReasonInactive},
+		{"rolled out", active(nil), rollout.Counts{Desired: 2, Current: 2, UpToDate: 2}, nil, outcome.Done, v1alpha1.ReasonRolledOut},
+		{"old pods left", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1}, nil, outcome.Progressing, v1alpha1.ReasonRollingUpdate},
+		{"pods becoming available", active(nil), rollout.Counts{Desired: 2, Current: 2, UpToDate: 1}, nil, outcome.Progressing, v1alpha1.ReasonProgressing},
+		{"paused", active(func(o *observation) { o.input.Params.Paused = true }), rollout.Counts{Desired: 1, Old: 1}, nil, outcome.Progressing, v1alpha1.ReasonRollingUpdatePaused},
+		{"frozen", active(func(o *observation) { o.input.Params.Frozen = true }), rollout.Counts{Desired: 1}, nil, outcome.Progressing, v1alpha1.ReasonRolloutFrozen},
+		{"waiting for the old DaemonSet", active(func(o *observation) { o.migrationWaiting = "delete it" }), rollout.Counts{Desired: 1, Old: 1}, nil, outcome.Progressing, v1alpha1.ReasonWaitingForOldDaemonSet},
+		{"write refused", active(nil), rollout.Counts{Desired: 1}, errors.New("quota"), outcome.Progressing, v1alpha1.ReasonReconcileFailed},
+		{"spec error", active(func(o *observation) { o.specErr = errors.New("bad") }), rollout.Counts{}, nil, outcome.Stalled, v1alpha1.ReasonInvalidSpec},
+		{"no role", &observation{role: v1alpha1.ReplicaSetUnknown}, rollout.Counts{Current: 3}, nil, outcome.Idle, v1alpha1.ReasonInactive},
 		{"a domain bakes", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1,
-			Domains: []rollout.DomainCounts{{Name: "a", State: rollout.DomainBaking}, {Name: "b", State: rollout.DomainPending}}}, nil, progressing, v1alpha1.ReasonDomainBaking},
+			Domains: []rollout.DomainCounts{{Name: "a", State: rollout.DomainBaking}, {Name: "b", State: rollout.DomainPending}}}, nil, outcome.Progressing, v1alpha1.ReasonDomainBaking},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := replicaSetProgress(tc.obs, tc.counts, tc.actErr)
-			if p.phase != tc.phase || p.reason != tc.reason {
-				t.Fatalf("progress %d %s (%s), want %d %s", p.phase, p.reason, p.message, tc.phase, tc.reason)
+			if p.Phase != tc.phase || p.Reason != tc.reason {
+				t.Fatalf("progress %d %s (%s), want %d %s", p.Phase, p.Reason, p.Message, tc.phase, tc.reason)
 			}
-			if strings.ContainsAny(p.message, "0123456789") && tc.actErr == nil && tc.obs.specErr == nil {
-				t.Errorf("message %q carries a counter: messages change with the reason only", p.message)
+			if strings.ContainsAny(p.Message, "0123456789") && tc.actErr == nil && tc.obs.specErr == nil {
+				t.Errorf("message %q carries a counter: messages change with the reason only", p.Message)
 			}
 		})
 	}
@@ -195,19 +196,19 @@ func TestCanaryProgress(t *testing.T) {
 		name   string
 		canary v1alpha1.CanaryStatus
 		ers    *v1alpha1.ExtendedDaemonSetReplicaSet
-		phase  phase
+		phase  outcome.Phase
 		reason string
 	}{
-		{"running", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, nil, progressing, v1alpha1.ReasonCanaryRunning},
-		{"paused", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, nil, progressing, v1alpha1.ReasonCanaryPaused},
-		{"failed", v1alpha1.CanaryStatus{ReplicaSet: "rs", Failed: true}, stalledSet, stalled, v1alpha1.ReasonCanaryFailed},
-		{"pods stuck past the deadline", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, stalledSet, stalled, v1alpha1.ReasonProgressDeadlineExceeded},
-		{"paused beats a stuck replica set", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, stalledSet, progressing, v1alpha1.ReasonCanaryPaused},
+		{"running", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, nil, outcome.Progressing, v1alpha1.ReasonCanaryRunning},
+		{"paused", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, nil, outcome.Progressing, v1alpha1.ReasonCanaryPaused},
+		{"failed", v1alpha1.CanaryStatus{ReplicaSet: "rs", Failed: true}, stalledSet, outcome.Stalled, v1alpha1.ReasonCanaryFailed},
+		{"pods stuck past the deadline", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, stalledSet, outcome.Stalled, v1alpha1.ReasonProgressDeadlineExceeded},
+		{"paused beats a stuck replica set", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, stalledSet, outcome.Progressing, v1alpha1.ReasonCanaryPaused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := canaryProgress(&tc.canary, tc.ers, "")
-			if p.phase != tc.phase || p.reason != tc.reason {
-				t.Fatalf("progress %d %s (%s), want %d %s", p.phase, p.reason, p.message, tc.phase, tc.reason)
+			if p.Phase != tc.phase || p.Reason != tc.reason {
+				t.Fatalf("progress %d %s (%s), want %d %s", p.Phase, p.Reason, p.Message, tc.phase, tc.reason)
 			}
 		})
 	}
@@ -259,7 +260,7 @@ func TestSetExtendedDaemonSetStatusOnErrors(t *testing.T) {
 		stalled       bool
 		observedMoves bool
 	}{
-		{"spec error", stalling(errors.New("spec.strategy.canary.nodeSelector: bad")), v1alpha1.ReasonInvalidSpec, true, true},
+		{"spec error", outcome.Stalling(errors.New("spec.strategy.canary.nodeSelector: bad")), v1alpha1.ReasonInvalidSpec, true, true},
 		{"transient error", errors.New("listing nodes: timeout"), v1alpha1.ReasonReconcileFailed, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -277,16 +278,16 @@ func TestSetExtendedDaemonSetStatusOnErrors(t *testing.T) {
 
 func TestStateOf(t *testing.T) {
 	for _, tc := range []struct {
-		progress progress
+		progress outcome.Progress
 		want     v1alpha1.ExtendedDaemonSetState
 	}{
-		{progress{phase: done}, v1alpha1.StateRunning},
-		{progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed}, v1alpha1.StateCanaryFailed},
-		{progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded}, v1alpha1.StateError},
-		{progress{phase: progressing, reason: v1alpha1.ReasonRolloutFrozen}, v1alpha1.StateFrozen},
-		{progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused}, v1alpha1.StateCanaryPaused},
-		{progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning}, v1alpha1.StateCanary},
-		{progress{phase: progressing, reason: v1alpha1.ReasonRollingUpdate}, v1alpha1.StateRollingUpdate},
+		{outcome.Progress{Phase: outcome.Done}, v1alpha1.StateRunning},
+		{outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonCanaryFailed}, v1alpha1.StateCanaryFailed},
+		{outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded}, v1alpha1.StateError},
+		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonRolloutFrozen}, v1alpha1.StateFrozen},
+		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused}, v1alpha1.StateCanaryPaused},
+		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryRunning}, v1alpha1.StateCanary},
+		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonRollingUpdate}, v1alpha1.StateRollingUpdate},
 	} {
 		if got := stateOf(tc.progress); got != tc.want {
 			t.Errorf("stateOf(%+v) = %s, want %s", tc.progress, got, tc.want)
@@ -301,7 +302,7 @@ func TestSetExtendedDaemonSetStatusWhileBaking(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	active := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-2", Generation: 1}}
 	active.Status = v1alpha1.ExtendedDaemonSetReplicaSetStatus{Status: v1alpha1.ReplicaSetActive, ObservedGeneration: 1, Desired: 6, Current: 6, UpToDate: 4}
-	progress{phase: progressing, reason: v1alpha1.ReasonDomainBaking, message: "rolling update: domain zone-b bakes before the next one starts"}.apply(active)
+	outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonDomainBaking, Message: "rolling update: domain zone-b bakes before the next one starts"}.Apply(active)
 	newEDS := func(phase v1alpha1.AnalysisPhase) *v1alpha1.ExtendedDaemonSet {
 		eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Generation: 2}}
 		eds.Spec.Strategy.RollingUpdate.Topology = &v1alpha1.RollingUpdateTopology{Key: zoneLabel, DomainBakeTime: &metav1.Duration{Duration: 5 * time.Minute}}

@@ -14,6 +14,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 )
 
 // analysisMetrics are registered once per process: the controllers can be
@@ -150,5 +151,5 @@ func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
 		message = "waiting for the first measurement"
 	}
 	return &metav1.Condition{Type: v1alpha1.AnalysisCondition, Status: status, Reason: analysisReasons[a.Phase],
-		Message: analysis.Truncate(message, maxConditionMessage)}
+		Message: analysis.Truncate(message, outcome.MaxConditionMessage)}
 }

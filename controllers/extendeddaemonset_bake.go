@@ -13,6 +13,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/bake"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
@@ -49,7 +50,7 @@ func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha
 		if i := slices.IndexFunc(domains, func(s v1alpha1.DomainStatus) bool { return s.Name == b.Domain }); i >= 0 && domains[i].BakingSince != nil {
 			bakingSince = domains[i].BakingSince.Time
 		}
-		requeue = soonest(requeue, bake.Settle(b, bakingSince, bakeTime(eds), now))
+		requeue = outcome.Soonest(requeue, bake.Settle(b, bakingSince, bakeTime(eds), now))
 	}
 	st.Bake = d.Status
 	st.Domains = nil
@@ -57,13 +58,13 @@ func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha
 		st.Domains = bake.Verdicts(active.Status.Domains, st.Bake)
 	}
 	_, untilMessage := bake.Message(st.Domains, st.Bake, bakeTime(eds), now)
-	return measured, soonest(requeue, untilMessage)
+	return measured, outcome.Soonest(requeue, untilMessage)
 }
 
 // bakeTarget observes what a bake's analysis measures (bakeTargetOf).
 func (r *ExtendedDaemonSetReconciler) bakeTarget(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) func() (analysis.Target, error) {
 	return func() (analysis.Target, error) {
-		pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
+		pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
 		if err != nil {
 			return analysis.Target{}, err
 		}
@@ -124,16 +125,16 @@ func bakeJudging(eds *v1alpha1.ExtendedDaemonSet) bool {
 // bakeProgress is where an ExtendedDaemonSet stands once a bake's analysis
 // halted its rollout, or while a domain bakes; p, the active replica
 // set's, otherwise.
-func bakeProgress(eds *v1alpha1.ExtendedDaemonSet, p progress, now time.Time) progress {
+func bakeProgress(eds *v1alpha1.ExtendedDaemonSet, p outcome.Progress, now time.Time) outcome.Progress {
 	b := eds.Status.Bake
 	if bake.Failed(b) && b.ReplicaSet == eds.Status.ActiveReplicaSet {
-		return progress{phase: stalled, reason: v1alpha1.ReasonDomainBakeFailed, message: analysis.Truncate(bake.FailedMessage(b), maxConditionMessage)}
+		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonDomainBakeFailed, Message: analysis.Truncate(bake.FailedMessage(b), outcome.MaxConditionMessage)}
 	}
-	if p.phase != progressing || p.reason != v1alpha1.ReasonDomainBaking {
+	if p.Phase != outcome.Progressing || p.Reason != v1alpha1.ReasonDomainBaking {
 		return p
 	}
 	if msg, _ := bake.Message(eds.Status.Domains, b, bakeTime(eds), now); msg != "" {
-		p.message = msg
+		p.Message = msg
 	}
 	return p
 }
@@ -146,6 +147,6 @@ func bakeAnalysisCondition(eds *v1alpha1.ExtendedDaemonSet) *metav1.Condition {
 		return nil
 	}
 	c := analysisCondition(b.Analysis)
-	c.Message = analysis.Truncate("bake of domain "+b.Domain+": "+c.Message, maxConditionMessage)
+	c.Message = analysis.Truncate("bake of domain "+b.Domain+": "+c.Message, outcome.MaxConditionMessage)
 	return c
 }

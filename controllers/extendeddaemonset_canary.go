@@ -14,6 +14,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
@@ -89,7 +90,7 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	current *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*canaryNote, time.Duration, error) {
 	// The canary picks its nodes among all, and keeps them healthy.
-	nodes, err := r.store.allNodes(ctx)
+	nodes, err := r.store.AllNodes(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -115,31 +116,19 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	} else {
 		st.Canary = res.Status
 	}
-	requeue := soonest(res.RequeueAfter, untilMeasured)
+	requeue := outcome.Soonest(res.RequeueAfter, untilMeasured)
 	if stepErr != nil {
-		return note, requeue, stalling(stepErr)
+		return note, requeue, outcome.Stalling(stepErr)
 	}
 	if c := st.Canary; c != nil && !c.Failed {
 		// A metric that can never be measured holds the canary (its
 		// analysis goes to Error when it is due) until the spec changes:
 		// say so as a stall, and keep the canary's schedule.
 		if err := analysis.CheckMetrics(eds.Spec.Strategy.Canary.Analysis); err != nil {
-			return note, requeue, stalling(fmt.Errorf("spec.strategy.canary.analysis: %w", err))
+			return note, requeue, outcome.Stalling(fmt.Errorf("spec.strategy.canary.analysis: %w", err))
 		}
 	}
 	return note, requeue, nil
-}
-
-// soonest is the shorter of two waits, where zero means no wait is needed.
-func soonest(a, b time.Duration) time.Duration {
-	switch {
-	case a <= 0:
-		return b
-	case b <= 0:
-		return a
-	default:
-		return min(a, b)
-	}
 }
 
 // canaryInput observes what the canary step needs: the nodes the new
@@ -159,11 +148,11 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	if strategy.NodeSelector != nil {
 		s, err := metav1.LabelSelectorAsSelector(strategy.NodeSelector)
 		if err != nil {
-			return in, nil, stalling(fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err))
+			return in, nil, outcome.Stalling(fmt.Errorf("spec.strategy.canary.nodeSelector: %w", err))
 		}
 		selector = s
 	}
-	pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
+	pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
 	if err != nil {
 		return in, nil, err
 	}

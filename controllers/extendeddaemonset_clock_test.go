@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 )
 
 // countingClock is a fixed clock that counts how often it is read.
@@ -39,14 +40,12 @@ func TestOneNowPerExtendedDaemonSetPass(t *testing.T) {
 	scheme := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithStatusSubresource(&v1alpha1.ExtendedDaemonSet{}, &v1alpha1.ExtendedDaemonSetReplicaSet{}).
-		WithIndex(&corev1.Pod{}, podOwnerIndex, func(o client.Object) []string {
-			keys, _ := extendedDaemonSetOfPod(o)
-			return keys
-		}).
-		WithIndex(&corev1.Node{}, nodeOverridesIndex, func(client.Object) []string { return nil }).
-		Build()
+	builder := fake.NewClientBuilder().WithScheme(scheme).
+		WithStatusSubresource(&v1alpha1.ExtendedDaemonSet{}, &v1alpha1.ExtendedDaemonSetReplicaSet{})
+	for _, ix := range store.FieldIndexes() {
+		builder = builder.WithIndex(ix.Object, ix.Field, ix.Extract)
+	}
+	c := builder.Build()
 	ctx := t.Context()
 	for _, name := range []string{"node-a", "node-b"} {
 		g.Expect(c.Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
@@ -68,7 +67,7 @@ func TestOneNowPerExtendedDaemonSetPass(t *testing.T) {
 	g.Expect(c.Status().Update(ctx, eds)).To(gomega.Succeed())
 
 	clock := &countingClock{FakePassiveClock: clocktesting.NewFakePassiveClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))}
-	r := &ExtendedDaemonSetReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Clock: clock, store: &store{reader: c}}
+	r := &ExtendedDaemonSetReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Clock: clock, store: store.Listing(c)}
 	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(eds)})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(c.Get(ctx, client.ObjectKeyFromObject(eds), eds)).To(gomega.Succeed())

@@ -24,6 +24,9 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 )
 
@@ -42,9 +45,9 @@ type ExtendedDaemonSetReconciler struct {
 	// provider and credentials; the zero value is ready.
 	queriers analysis.Queriers
 	// statusWrites paces the writes of counters.
-	statusWrites statusWrites
+	statusWrites outcome.StatusWrites
 	// store reads the cached pods and nodes in place.
-	store *store
+	store *store.Store
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
 }
@@ -58,14 +61,14 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
 		// Canary verdicts read container restarts and waiting reasons.
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetOfCanaryPod),
-			builder.WithPredicates(containerStateChanged())).
+			builder.WithPredicates(store.ContainerStateChanged())).
 		// Malformed resource override annotations are reported in status.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetsOfNodeAnnotations),
-			builder.WithPredicates(resourceOverridesChanged())).
+			builder.WithPredicates(store.ResourceOverridesChanged())).
 		// A canary node that goes NotReady fails, pauses or moves its
 		// canary now, not when the canary's duration ends.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfCanaryNode),
-			builder.WithPredicates(nodeReadinessChanged())).
+			builder.WithPredicates(store.NodeReadinessChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -82,7 +85,7 @@ func (r *ExtendedDaemonSetReconciler) extendedDaemonSetOfCanaryPod(ctx context.C
 	if err := r.Get(ctx, key, eds); err != nil {
 		return nil
 	}
-	if c := runningCanary(eds); c == nil || c.ReplicaSet != pod.GetLabels()[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] {
+	if c := canary.Running(eds); c == nil || c.ReplicaSet != pod.GetLabels()[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] {
 		return nil
 	}
 	return []reconcile.Request{{NamespacedName: key}}
@@ -98,7 +101,7 @@ func (r *ExtendedDaemonSetReconciler) extendedDaemonSetsOfCanaryNode(ctx context
 	}
 	var out []reconcile.Request
 	for i := range list.Items {
-		if c := runningCanary(&list.Items[i]); c != nil && slices.Contains(c.Nodes, node.GetName()) {
+		if c := canary.Running(&list.Items[i]); c != nil && slices.Contains(c.Nodes, node.GetName()) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 		}
 	}
@@ -132,7 +135,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	eds := &v1alpha1.ExtendedDaemonSet{}
 	if err := r.Get(ctx, req.NamespacedName, eds); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.statusWrites.forget(req.NamespacedName)
+			r.statusWrites.Forget(req.NamespacedName)
 			analysisMetrics().Forget(req.Namespace, req.Name)
 			extendedDaemonSetMetrics().forget(req.Namespace, req.Name)
 		}
@@ -144,7 +147,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	// One instant per pass: the canary's start and schedule, the bake and
 	// the status are all decided at it, however long the reads and
 	// Prometheus queries between them take.
-	now := nowOf(r.Clock)
+	now := store.Now(r.Clock)
 	if canaryMayRun(eds) || bakeJudging(eds) {
 		if err := r.APIReader.Get(ctx, req.NamespacedName, eds); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -154,21 +157,21 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 
 	obs, requeue, err := r.reconcile(ctx, eds, now)
 	setExtendedDaemonSetStatus(eds, obs, err)
-	wait, _, perr := r.statusWrites.patch(ctx, r.Client, before, eds, equality.Semantic.DeepEqual(before.Status, eds.Status),
-		extendedDaemonSetCountersOnly(&before.Status, &eds.Status), now)
+	wait, _, perr := r.statusWrites.Patch(ctx, r.Client, before, eds, equality.Semantic.DeepEqual(before.Status, eds.Status),
+		outcome.ExtendedDaemonSetCountersOnly(&before.Status, &eds.Status), now)
 	switch {
 	case wait > 0:
 		// Counters alone moved, and were written a moment ago, or the
 		// cache has not seen the last write yet: the change goes out with
 		// the next pass, once the interval has passed or the write's
 		// event is in.
-		return ctrl.Result{RequeueAfter: soonest(requeue, wait)}, err
+		return ctrl.Result{RequeueAfter: outcome.Soonest(requeue, wait)}, err
 	case apierrors.IsConflict(perr):
 		// This pass read a version the API server has since replaced (a
 		// cache behind it, or another writer): nothing it decided is
 		// written or told, or a transition would be told twice. The newer
 		// version gets a pass of its own.
-		return ctrl.Result{RequeueAfter: staleReadRetry}, nil
+		return ctrl.Result{RequeueAfter: outcome.StaleReadRetry}, nil
 	case perr != nil:
 		return ctrl.Result{}, errors.Join(err, fmt.Errorf("patching status: %w", perr))
 	}
@@ -180,7 +183,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	extendedDaemonSetMetrics().observe(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), now)
 	switch {
-	case isStalling(err):
+	case outcome.IsStalling(err):
 		// Retrying cannot help, but a canary's clock still runs: its
 		// timeout and its measurements come due.
 		ctrl.LoggerFrom(ctx).Info("spec cannot be used until it changes", "reason", err.Error())
@@ -210,21 +213,18 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 		sets = append(sets, current)
 	}
 	obs.sets, obs.current = sets, current
-	// Only the nodes that annotate overrides for eds are read: a pass
-	// runs on every replica set status change, and must not walk every
-	// node of the cluster each time.
-	var annotated corev1.NodeList
-	if err := r.List(ctx, &annotated, client.MatchingFields{nodeOverridesIndex: client.ObjectKeyFromObject(eds).String()}); err != nil {
-		return obs, 0, fmt.Errorf("listing nodes annotated for %s: %w", eds.Name, err)
+	annotated, err := store.ListNodesAnnotatingOverrides(ctx, r.Client, client.ObjectKeyFromObject(eds))
+	if err != nil {
+		return obs, 0, err
 	}
-	obs.malformedOverrides = overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, annotated.Items)
+	obs.malformedOverrides = overrides.CheckNodeAnnotations(eds.Namespace, eds.Name, annotated)
 	sets, note, requeue, err := r.chooseActive(ctx, eds, sets, current, now)
 	obs.sets, obs.canaryNote = sets, note
 	if err != nil {
 		return obs, requeue, err
 	}
 	measured, untilBake := r.stepBake(ctx, eds, sets, now)
-	obs.bakeMeasured, requeue = measured, soonest(requeue, untilBake)
+	obs.bakeMeasured, requeue = measured, outcome.Soonest(requeue, untilBake)
 	// History that could not be pruned is retried, but says nothing of
 	// the rollout: it must not turn a rolled-out ExtendedDaemonSet not
 	// Ready for a pass, which would tell RolledOut again after.
@@ -286,7 +286,7 @@ func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1a
 		limit = int(*eds.Spec.RevisionHistoryLimit)
 	}
 	inUse := map[string]bool{current.Name: true, eds.Status.ActiveReplicaSet: true}
-	if c := runningCanary(eds); c != nil {
+	if c := canary.Running(eds); c != nil {
 		inUse[c.ReplicaSet] = true
 	}
 	if len(historyToDelete(sets, inUse, nil, limit)) == 0 {
@@ -294,7 +294,7 @@ func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1a
 		// pass stays independent of the number of nodes.
 		return nil
 	}
-	pods, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
+	pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
 	if err != nil {
 		return err
 	}

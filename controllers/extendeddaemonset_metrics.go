@@ -108,7 +108,7 @@ func (m *edsMetrics) observe(before, after *v1alpha1.ExtendedDaemonSet, active *
 	m.canaryState.DeletePartialMatch(prometheus.Labels{"namespace": ns, "name": name})
 	m.canaryState.WithLabelValues(ns, name, canaryState(st.Canary)).Set(1)
 	nodes := 0
-	if c := runningCanary(after); c != nil {
+	if c := canary.Running(after); c != nil {
 		nodes = len(c.Nodes)
 	}
 	m.canaryNodes.WithLabelValues(ns, name).Set(float64(nodes))

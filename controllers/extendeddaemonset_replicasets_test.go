@@ -102,6 +102,9 @@ func TestNewReplicaSetCopiesTheTemplate(t *testing.T) {
 	g.Expect(ers.Spec.Selector).NotTo(gomega.BeIdenticalTo(eds.Spec.Selector))
 }
 
+// t0 is when the first replica set of a history was created.
+var t0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // history builds replica sets created a second apart, in the given order.
 func history(names ...string) []*v1alpha1.ExtendedDaemonSetReplicaSet {
 	out := make([]*v1alpha1.ExtendedDaemonSetReplicaSet, len(names))

@@ -10,12 +10,8 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 )
-
-// maxConditionMessage keeps condition messages readable and far below the
-// API server's limit of 32768 bytes, even when thousands of nodes or twenty
-// metrics have something to say.
-const maxConditionMessage = 1024
 
 // edsObservation is what the status of an ExtendedDaemonSet is computed
 // from.
@@ -46,10 +42,10 @@ type edsObservation struct {
 // progressing with the error as the reason.
 func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservation, err error) {
 	st := &eds.Status
-	if err == nil || isStalling(err) {
+	if err == nil || outcome.IsStalling(err) {
 		st.ObservedGeneration = eds.Generation
 	}
-	p := progress{phase: progressing, reason: v1alpha1.ReasonProgressing}
+	p := outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing}
 	if obs.current != nil {
 		sumReplicaSets(eds, obs.sets, obs.current)
 		p = edsProgress(byName(obs.sets, st.ActiveReplicaSet), obs.current)
@@ -57,24 +53,24 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 		if c := st.Canary; c != nil {
 			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
 			if deadline := progressDeadline(eds); canary.WaitingForNodesPastDeadline(c, deadline, obs.now) {
-				p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded,
-					message: fmt.Sprintf("canary %s found no nodes to run on for %s: %s", c.ReplicaSet, deadline, c.Message)}
+				p = outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded,
+					Message: fmt.Sprintf("canary %s found no nodes to run on for %s: %s", c.ReplicaSet, deadline, c.Message)}
 			}
 		} else {
 			p = bakeProgress(eds, p, obs.now)
 		}
 	}
 	switch {
-	case isStalling(err):
-		p = progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: analysis.Truncate(err.Error(), maxConditionMessage)}
+	case outcome.IsStalling(err):
+		p = outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonInvalidSpec, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)}
 	case err != nil:
-		p = progress{phase: progressing, reason: v1alpha1.ReasonReconcileFailed, message: analysis.Truncate(err.Error(), maxConditionMessage)}
+		p = outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonReconcileFailed, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)}
 	}
-	p.apply(eds)
-	st.State, st.Reason = stateOf(p), p.reason
+	p.Apply(eds)
+	st.State, st.Reason = stateOf(p), p.Reason
 	if err := obs.malformedOverrides; err != nil {
 		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.ResourceOverridesCondition, Status: metav1.ConditionFalse,
-			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: analysis.Truncate(err.Error(), maxConditionMessage)})
+			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)})
 	} else {
 		conditions.Delete(eds, v1alpha1.ResourceOverridesCondition)
 	}
@@ -91,7 +87,7 @@ func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDa
 	st := &eds.Status
 	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0, 0
 	for _, s := range sets {
-		role := roleOf(eds, s.Name)
+		role := canary.RoleOf(eds, s.Name)
 		if role != v1alpha1.ReplicaSetActive && role != v1alpha1.ReplicaSetCanary {
 			continue
 		}
@@ -125,8 +121,8 @@ func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
 	if c.Failed {
 		status = metav1.ConditionFalse
 	}
-	conditions.Set(eds, &metav1.Condition{Type: v1alpha1.CanaryCondition, Status: status, Reason: p.reason,
-		Message: analysis.Truncate(p.message, maxConditionMessage)})
+	conditions.Set(eds, &metav1.Condition{Type: v1alpha1.CanaryCondition, Status: status, Reason: p.Reason,
+		Message: analysis.Truncate(p.Message, outcome.MaxConditionMessage)})
 	if c.Analysis != nil {
 		conditions.Set(eds, analysisCondition(c.Analysis))
 	} else {
@@ -139,7 +135,7 @@ func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
 // deadline (its pods never become available) stalls the ExtendedDaemonSet
 // too. step tells where a canary with steps stands (canary.StepMessage),
 // empty without steps.
-func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet, step string) progress {
+func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet, step string) outcome.Progress {
 	detail := ""
 	if c.Reason != "" {
 		detail = fmt.Sprintf(": %s: %s", c.Reason, c.Message)
@@ -150,66 +146,66 @@ func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetRep
 		if c.Step > 0 {
 			at = fmt.Sprintf(" at step %d", c.Step)
 		}
-		return progress{phase: stalled, reason: v1alpha1.ReasonCanaryFailed,
-			message: fmt.Sprintf("canary %s failed%s%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, at, detail)}
+		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonCanaryFailed,
+			Message: fmt.Sprintf("canary %s failed%s%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, at, detail)}
 	case c.Paused && step != "":
-		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused, message: fmt.Sprintf("canary %s paused, %s%s", c.ReplicaSet, step, detail)}
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused, Message: fmt.Sprintf("canary %s paused, %s%s", c.ReplicaSet, step, detail)}
 	case c.Paused:
-		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryPaused, message: fmt.Sprintf("canary %s paused%s", c.ReplicaSet, detail)}
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused, Message: fmt.Sprintf("canary %s paused%s", c.ReplicaSet, detail)}
 	}
 	if ers != nil {
 		if s := conditions.Get(ers, v1alpha1.StalledCondition); s != nil && s.Status == metav1.ConditionTrue {
-			return progress{phase: stalled, reason: s.Reason, message: fmt.Sprintf("canary %s: %s", c.ReplicaSet, s.Message)}
+			return outcome.Progress{Phase: outcome.Stalled, Reason: s.Reason, Message: fmt.Sprintf("canary %s: %s", c.ReplicaSet, s.Message)}
 		}
 	}
 	if step != "" {
-		return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
-			message: fmt.Sprintf("canary %s running, %s%s", c.ReplicaSet, step, detail)}
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryRunning,
+			Message: fmt.Sprintf("canary %s running, %s%s", c.ReplicaSet, step, detail)}
 	}
-	return progress{phase: progressing, reason: v1alpha1.ReasonCanaryRunning,
-		message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}
+	return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryRunning,
+		Message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}
 }
 
 // edsProgress mirrors the active replica set's conditions, once its status
 // describes it as the active one of the current template.
-func edsProgress(active, current *v1alpha1.ExtendedDaemonSetReplicaSet) progress {
+func edsProgress(active, current *v1alpha1.ExtendedDaemonSetReplicaSet) outcome.Progress {
 	switch {
 	case active == nil:
-		return progress{phase: progressing, reason: v1alpha1.ReasonProgressing, message: "waiting for the active replica set"}
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing, Message: "waiting for the active replica set"}
 	case active.Status.Status != v1alpha1.ReplicaSetActive || active.Status.ObservedGeneration != active.Generation:
-		return progress{phase: progressing, reason: v1alpha1.ReasonProgressing,
-			message: fmt.Sprintf("waiting for replica set %s to take over", active.Name)}
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing,
+			Message: fmt.Sprintf("waiting for replica set %s to take over", active.Name)}
 	}
 	ready := conditions.Get(active, v1alpha1.ReadyCondition)
 	if ready == nil {
-		return progress{phase: progressing, reason: v1alpha1.ReasonProgressing, message: "waiting for replica set " + active.Name}
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing, Message: "waiting for replica set " + active.Name}
 	}
-	p := progress{reason: ready.Reason, message: ready.Message}
+	p := outcome.Progress{Reason: ready.Reason, Message: ready.Message}
 	switch {
 	case conditions.IsStalled(active):
-		p.phase = stalled
+		p.Phase = outcome.Stalled
 	case conditions.IsReady(active) && active.Name == current.Name:
-		p.phase = done
+		p.Phase = outcome.Done
 	default:
-		p.phase = progressing
+		p.Phase = outcome.Progressing
 	}
 	return p
 }
 
 // stateOf is the one-word summary of the printer column.
-func stateOf(p progress) v1alpha1.ExtendedDaemonSetState {
+func stateOf(p outcome.Progress) v1alpha1.ExtendedDaemonSetState {
 	switch {
-	case p.phase == done:
+	case p.Phase == outcome.Done:
 		return v1alpha1.StateRunning
-	case p.reason == v1alpha1.ReasonCanaryFailed:
+	case p.Reason == v1alpha1.ReasonCanaryFailed:
 		return v1alpha1.StateCanaryFailed
-	case p.phase == stalled:
+	case p.Phase == outcome.Stalled:
 		return v1alpha1.StateError
-	case p.reason == v1alpha1.ReasonRolloutFrozen:
+	case p.Reason == v1alpha1.ReasonRolloutFrozen:
 		return v1alpha1.StateFrozen
-	case p.reason == v1alpha1.ReasonCanaryPaused:
+	case p.Reason == v1alpha1.ReasonCanaryPaused:
 		return v1alpha1.StateCanaryPaused
-	case p.reason == v1alpha1.ReasonCanaryRunning:
+	case p.Reason == v1alpha1.ReasonCanaryRunning:
 		return v1alpha1.StateCanary
 	default:
 		return v1alpha1.StateRollingUpdate

@@ -14,11 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
@@ -225,12 +225,4 @@ func (r *ReplicaSetReconciler) writeConcurrency() int {
 	return defaultMaxConcurrentWrites
 }
 
-func (r *ReplicaSetReconciler) now() time.Time { return nowOf(r.Clock) }
-
-// nowOf reads c, or the real clock when c is nil.
-func nowOf(c clock.PassiveClock) time.Time {
-	if c != nil {
-		return c.Now()
-	}
-	return metav1.Now().Time
-}
+func (r *ReplicaSetReconciler) now() time.Time { return store.Now(r.Clock) }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -46,7 +47,7 @@ func fitting(template *corev1.PodTemplateSpec, nodes []*corev1.Node) int {
 func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, obs *observation,
 	nodes []*corev1.Node, pods []*corev1.Pod,
 ) (rollout.Spent, error) {
-	c := runningCanary(eds)
+	c := canary.Running(eds)
 	if c == nil {
 		return rollout.Spent{}, nil
 	}

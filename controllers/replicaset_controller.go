@@ -26,6 +26,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -53,12 +56,12 @@ type ReplicaSetReconciler struct {
 	// agent stops counting against the budget; zero means the default.
 	UnresponsiveNodeGrace time.Duration
 
-	expectations *expectations
+	expectations *store.Expectations
 	backoff      *failureBackoff
 	refusals     *onceEvery
-	statusWrites statusWrites
+	statusWrites outcome.StatusWrites
 	// store reads the cached pods and nodes in place.
-	store *store
+	store *store.Store
 	// locks serializes the reconciles of one ExtendedDaemonSet's replica
 	// sets: they spend one budget, and each must see the other's writes.
 	locks sync.Map
@@ -68,7 +71,7 @@ type ReplicaSetReconciler struct {
 // objects, their ExtendedDaemonSet (role and strategy), the pods of the
 // ExtendedDaemonSet (any replica set may replace them), and nodes.
 func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	r.expectations = newExpectations()
+	r.expectations = store.NewExpectations()
 	r.backoff = newFailureBackoff()
 	r.refusals = newOnceEvery(refusalInterval)
 	return ctrl.NewControllerManagedBy(mgr).
@@ -79,7 +82,7 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfPod),
 			builder.WithPredicates(podStateChanged())).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfNode),
-			builder.WithPredicates(nodePlacementChanged())).
+			builder.WithPredicates(store.NodePlacementChanged())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -90,7 +93,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
 	if err := r.Get(ctx, req.NamespacedName, ers); err != nil {
 		if apierrors.IsNotFound(err) {
-			r.statusWrites.forget(req.NamespacedName)
+			r.statusWrites.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -122,7 +125,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err != nil {
 		// What the pods are is unknown: the counters stay as they were,
 		// the conditions say why.
-		progress{phase: progressing, reason: v1alpha1.ReasonReconcileFailed, message: err.Error()}.apply(ers)
+		outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonReconcileFailed, Message: err.Error()}.Apply(ers)
 		_, perr := r.writeStatus(ctx, before, ers, now)
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
@@ -141,21 +144,21 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// The status was computed from a version the API server has
 		// since replaced; the pods written are in the expectations, and
 		// the next pass counts them from the newer version.
-		return ctrl.Result{RequeueAfter: staleReadRetry}, actErr
+		return ctrl.Result{RequeueAfter: outcome.StaleReadRetry}, actErr
 	case err != nil:
 		return ctrl.Result{}, errors.Join(actErr, fmt.Errorf("patching status: %w", err))
 	case actErr != nil:
 		return ctrl.Result{}, actErr
 	}
-	requeue := soonest(soonest(plan.RequeueAfter, untilStalled), untilWritten)
+	requeue := outcome.Soonest(outcome.Soonest(plan.RequeueAfter, untilStalled), untilWritten)
 	if next := r.expectations.Next(owner); !next.IsZero() {
 		// A pod expected but never seen sends no event at its deadline.
-		requeue = soonest(requeue, max(next.Sub(now), time.Millisecond))
+		requeue = outcome.Soonest(requeue, max(next.Sub(now), time.Millisecond))
 	}
 	if obs.migrating > 0 {
-		requeue = soonest(requeue, migrationPoll)
+		requeue = outcome.Soonest(requeue, migrationPoll)
 	}
-	requeue = soonest(requeue, untilUnresponsive(obs, now, r.unresponsiveGrace()))
+	requeue = outcome.Soonest(requeue, untilUnresponsive(obs, now, r.unresponsiveGrace()))
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
@@ -168,7 +171,7 @@ func untilUnresponsive(obs *observation, now time.Time, grace time.Duration) tim
 	var wait time.Duration
 	for _, n := range obs.input.Nodes {
 		if node := obs.nodes[n.Name]; node != nil && !n.Unresponsive {
-			wait = soonest(wait, placement.UnresponsiveIn(node, now, grace))
+			wait = outcome.Soonest(wait, placement.UnresponsiveIn(node, now, grace))
 		}
 	}
 	return wait
@@ -180,8 +183,8 @@ func untilUnresponsive(obs *observation, now time.Time, grace time.Duration) tim
 // for the cache to see the last write, and the returned delay is when to
 // try again.
 func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time) (time.Duration, error) {
-	wait, wrote, err := r.statusWrites.patch(ctx, r.Client, before, ers, equality.Semantic.DeepEqual(before.Status, ers.Status),
-		replicaSetCountersOnly(&before.Status, &ers.Status), now)
+	wait, wrote, err := r.statusWrites.Patch(ctx, r.Client, before, ers, equality.Semantic.DeepEqual(before.Status, ers.Status),
+		outcome.ReplicaSetCountersOnly(&before.Status, &ers.Status), now)
 	if wrote {
 		r.recordPlacementEvents(ers, &before.Status)
 	}
@@ -302,11 +305,7 @@ func (r *ReplicaSetReconciler) replicaSetsOf(ctx context.Context, namespace, eds
 		ctrl.LoggerFrom(ctx).Error(err, "listing replica sets", "extendedDaemonSet", klog.KRef(namespace, eds))
 		return nil
 	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
-	}
-	return reqs
+	return store.Requests(list.Items)
 }
 
 // replicaSetsOfNode maps a node to the replica sets that place pods (the
@@ -331,17 +330,17 @@ func (r *ReplicaSetReconciler) replicaSetsOfNode(ctx context.Context, node clien
 	for i := range sets.Items {
 		eds := &sets.Items[i]
 		add(eds.Namespace, eds.Status.ActiveReplicaSet)
-		if c := runningCanary(eds); c != nil {
+		if c := canary.Running(eds); c != nil {
 			add(eds.Namespace, c.ReplicaSet)
 		}
 	}
-	var pods corev1.PodList
-	if err := r.List(ctx, &pods, client.MatchingFields{podNodeIndex: node.GetName()}); err != nil {
+	pods, err := store.ListPodsOnNode(ctx, r.Client, node.GetName())
+	if err != nil {
 		log.Error(err, "listing pods of node", "node", klog.KObj(node))
 		return reqs
 	}
-	for i := range pods.Items {
-		add(pods.Items[i].Namespace, pods.Items[i].Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel])
+	for i := range pods {
+		add(pods[i].Namespace, pods[i].Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel])
 	}
 	return reqs
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -27,10 +28,10 @@ import (
 // refreshes it: a write is none (a pod deleted as failed and recreated,
 // again and again, is a write each time), nor is a counter that moves back
 // and forth. Once the replica set is done, or has no role, the mark goes.
-func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, c rollout.Counts, p progress, now time.Time) {
+func markProgress(before, st *v1alpha1.ExtendedDaemonSetReplicaSetStatus, c rollout.Counts, p outcome.Progress, now time.Time) {
 	stand := v1alpha1.ProgressMark{UpToDate: int32(c.UpToDate), Old: int32(c.Old)}
-	waiting := p.waitsForProgress()
-	held := !waiting && p.phase == progressing
+	waiting := p.WaitsForProgress()
+	held := !waiting && p.Phase == outcome.Progressing
 	kept := before.ProgressMark != nil && before.LastProgressTime != nil && before.Status == st.Status
 	switch {
 	case !waiting && (!held || !kept):

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
@@ -58,16 +60,16 @@ type observation struct {
 func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*observation, error) {
-	nodes, err := r.store.allNodes(ctx)
+	nodes, err := r.store.AllNodes(ctx)
 	if err != nil {
 		return nil, err
 	}
-	cached, err := r.store.podsOf(ctx, eds.Namespace, eds.Name)
+	cached, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
 	if err != nil {
 		return nil, err
 	}
 	obs := &observation{
-		role:  roleOf(eds, ers.Name),
+		role:  canary.RoleOf(eds, ers.Name),
 		input: rollout.Input{Pods: make(map[string][]rollout.Pod, len(cached)), Now: now},
 		pods:  make(map[string]*corev1.Pod, len(cached)),
 
@@ -152,7 +154,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 			return nil, err
 		}
 	}
-	settings, err := listSettings(ctx, r.Client, eds.Namespace)
+	settings, err := store.ListSettings(ctx, r.Client, eds.Namespace)
 	if err != nil {
 		return nil, err
 	}

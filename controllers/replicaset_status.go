@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -36,53 +37,53 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	p := replicaSetProgress(obs, c, actErr)
 	markProgress(&before, st, c, p, now)
 	var untilStalled time.Duration
-	if p.waitsForProgress() {
+	if p.WaitsForProgress() {
 		// markProgress has set the time of the last progress of a
 		// replica set that waits; one that does not may have none.
 		if stalledAt := st.LastProgressTime.Add(obs.deadline); now.Before(stalledAt) {
 			untilStalled = stalledAt.Sub(now) + time.Second
 		} else {
-			p = progress{phase: stalled, reason: v1alpha1.ReasonProgressDeadlineExceeded, message: deadlineMessage(obs, actErr)}
+			p = outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded, Message: deadlineMessage(obs, actErr)}
 		}
 	}
-	p.apply(ers)
+	p.Apply(ers)
 	return untilStalled
 }
 
 // replicaSetProgress says where a replica set stands. Messages change with
 // the reason only; the counters are in the status fields.
-func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) progress {
+func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) outcome.Progress {
 	params := obs.input.Params
 	switch {
 	case obs.specErr != nil:
-		return progress{phase: stalled, reason: v1alpha1.ReasonInvalidSpec, message: obs.specErr.Error()}
+		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonInvalidSpec, Message: obs.specErr.Error()}
 	case obs.role == v1alpha1.ReplicaSetUnknown:
-		return progress{phase: idle, reason: v1alpha1.ReasonInactive,
-			message: "not active: the active replica set replaces its pods"}
+		return outcome.Progress{Phase: outcome.Idle, Reason: v1alpha1.ReasonInactive,
+			Message: "not active: the active replica set replaces its pods"}
 	case actErr != nil:
-		return progress{reason: v1alpha1.ReasonReconcileFailed, message: actErr.Error()}
+		return outcome.Progress{Reason: v1alpha1.ReasonReconcileFailed, Message: actErr.Error()}
 	}
 	keptNew, keptOld := keptPods(obs.input)
 	old := c.Old - keptOld
 	rolledOut := c.UpToDate == c.Desired && old == 0 && c.Misplaced == 0 && c.Current-keptNew == c.Desired
 	switch {
 	case rolledOut:
-		return progress{phase: done, reason: v1alpha1.ReasonRolledOut, message: "every node runs an available pod of this replica set"}
+		return outcome.Progress{Phase: outcome.Done, Reason: v1alpha1.ReasonRolledOut, Message: "every node runs an available pod of this replica set"}
 	case obs.migrationWaiting != "":
-		return progress{reason: v1alpha1.ReasonWaitingForOldDaemonSet, message: obs.migrationWaiting}
+		return outcome.Progress{Reason: v1alpha1.ReasonWaitingForOldDaemonSet, Message: obs.migrationWaiting}
 	case params.Frozen:
-		return progress{reason: v1alpha1.ReasonRolloutFrozen, message: "rollout frozen: no pod is created or deleted until it is unfrozen"}
+		return outcome.Progress{Reason: v1alpha1.ReasonRolloutFrozen, Message: "rollout frozen: no pod is created or deleted until it is unfrozen"}
 	case old > 0 && params.Paused:
-		return progress{reason: v1alpha1.ReasonRollingUpdatePaused, message: "rolling update paused: old pods stay until it is resumed"}
+		return outcome.Progress{Reason: v1alpha1.ReasonRollingUpdatePaused, Message: "rolling update paused: old pods stay until it is resumed"}
 	case old > 0 && baking(c.Domains) != "":
 		// The next domain waits for the bake's time and verdict, not for
 		// pods: no progress deadline runs.
-		return progress{reason: v1alpha1.ReasonDomainBaking,
-			message: fmt.Sprintf("rolling update: domain %s bakes before the next one starts", baking(c.Domains))}
+		return outcome.Progress{Reason: v1alpha1.ReasonDomainBaking,
+			Message: fmt.Sprintf("rolling update: domain %s bakes before the next one starts", baking(c.Domains))}
 	case old > 0:
-		return progress{reason: v1alpha1.ReasonRollingUpdate, message: "rolling update: replacing old pods within maxUnavailable and maxSurge"}
+		return outcome.Progress{Reason: v1alpha1.ReasonRollingUpdate, Message: "rolling update: replacing old pods within maxUnavailable and maxSurge"}
 	default:
-		return progress{reason: v1alpha1.ReasonProgressing, message: "creating pods and waiting for them to be available"}
+		return outcome.Progress{Reason: v1alpha1.ReasonProgressing, Message: "creating pods and waiting for them to be available"}
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
 )
 
@@ -32,7 +34,7 @@ func (r *SettingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extendeddaemonsetsetting").
 		For(&v1alpha1.ExtendedDaemonsetSetting{}).
-		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allSettings), builder.WithPredicates(nodePlacementChanged())).
+		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.allSettings), builder.WithPredicates(store.NodePlacementChanged())).
 		Watches(&v1alpha1.ExtendedDaemonsetSetting{}, handler.EnqueueRequestsFromMapFunc(r.allSettings)).
 		// Only a template change (its containers) can change a setting's
 		// validity; status writes are dropped.
@@ -52,20 +54,20 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	p := progress{phase: done, reason: "Valid", message: "the overrides apply to pods created from now on"}
+	p := outcome.Progress{Phase: outcome.Done, Reason: "Valid", Message: "the overrides apply to pods created from now on"}
 	setting.Status.Status, setting.Status.Error = v1alpha1.SettingValid, ""
 	if err := overrides.Validate(settings, nodes, templates)[setting.Name]; err != nil {
-		p = progress{phase: stalled, reason: "InvalidSetting", message: err.Error()}
+		p = outcome.Progress{Phase: outcome.Stalled, Reason: "InvalidSetting", Message: err.Error()}
 		setting.Status.Status, setting.Status.Error = v1alpha1.SettingError, err.Error()
 	}
 	setting.Status.ObservedGeneration = setting.Generation
-	p.apply(setting)
+	p.Apply(setting)
 	if equality.Semantic.DeepEqual(before.Status, setting.Status) {
 		return ctrl.Result{}, nil
 	}
-	switch err := patchStatus(ctx, r.Client, before, setting); {
+	switch err := outcome.PatchStatus(ctx, r.Client, before, setting); {
 	case apierrors.IsConflict(err):
-		return ctrl.Result{RequeueAfter: staleReadRetry}, nil
+		return ctrl.Result{RequeueAfter: outcome.StaleReadRetry}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("patching status: %w", err)
 	}
@@ -75,11 +77,11 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // observe reads what settings are validated against: the namespace's
 // settings, the nodes, and the templates of the ExtendedDaemonSets named.
 func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, []*corev1.Node, map[string]*corev1.PodTemplateSpec, error) {
-	settings, err := listSettings(ctx, r.Client, namespace)
+	settings, err := store.ListSettings(ctx, r.Client, namespace)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	nodes, err := listNodes(ctx, r.Client)
+	nodes, err := store.ListNodes(ctx, r.Client)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -100,14 +102,6 @@ func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1
 	return settings, nodes, templates, nil
 }
 
-func listSettings(ctx context.Context, c client.Reader, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, error) {
-	var list v1alpha1.ExtendedDaemonsetSettingList
-	if err := c.List(ctx, &list, client.InNamespace(namespace)); err != nil {
-		return nil, fmt.Errorf("listing settings: %w", err)
-	}
-	return list.Items, nil
-}
-
 // allSettings maps any change to every setting of the namespace, or of
 // every namespace for a node; settings are few.
 func (r *SettingReconciler) allSettings(ctx context.Context, obj client.Object) []reconcile.Request {
@@ -120,9 +114,5 @@ func (r *SettingReconciler) allSettings(ctx context.Context, obj client.Object) 
 		ctrl.LoggerFrom(ctx).Error(err, "listing settings")
 		return nil
 	}
-	reqs := make([]reconcile.Request, len(list.Items))
-	for i := range list.Items {
-		reqs[i] = reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])}
-	}
-	return reqs
+	return store.Requests(list.Items)
 }

@@ -6,9 +6,13 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 )
 
 // ControllerName is the reporting controller of events and the manager's name.
@@ -33,10 +37,10 @@ type Options struct {
 // Setup registers the indexes and reconcilers with a manager whose cache was
 // built from CacheOptions.
 func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
-	if err := setupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+	if err := store.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
 		return err
 	}
-	cached, err := newStore(ctx, mgr.GetCache(), mgr.GetClient())
+	cached, err := store.New(ctx, mgr.GetCache(), mgr.GetClient())
 	if err != nil {
 		return err
 	}
@@ -48,7 +52,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 		store:                   cached,
 	}
-	eds.statusWrites.interval = opts.CounterWriteInterval
+	eds.statusWrites.Interval = opts.CounterWriteInterval
 	if err := eds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSet controller: %w", err)
 	}
@@ -61,7 +65,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		UnresponsiveNodeGrace:   opts.UnresponsiveNodeGrace,
 		store:                   cached,
 	}
-	ers.statusWrites.interval = opts.CounterWriteInterval
+	ers.statusWrites.Interval = opts.CounterWriteInterval
 	if err := ers.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSetReplicaSet controller: %w", err)
 	}
@@ -72,7 +76,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 }
 
 // FieldOwner names the controller in managed fields.
-const FieldOwner = "extendeddaemonset-controller"
+const FieldOwner = outcome.FieldOwner
+
+// CacheOptions keeps the informer cache to what the controllers use, so
+// that its memory stays flat on clusters of thousands of nodes.
+func CacheOptions() cache.Options { return store.CacheOptions() }
+
+// CounterWriteInterval is the least time between two status writes of one
+// object that change only counters, for a client limited to qps requests a
+// second: the counters of one rollout spend at most 1% of that budget.
+func CounterWriteInterval(qps float32) time.Duration { return outcome.CounterWriteInterval(qps) }
 
 // ClientOptions makes every write of the manager's client name FieldOwner,
 // so that managed fields tell the controller's writes from a person's: the

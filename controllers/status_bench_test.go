@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -181,7 +182,7 @@ func benchCanary(n int) *benchCluster {
 // from, and the nodes its role makes it responsible for.
 func (c *benchCluster) newObservation(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, func(string) bool) {
 	obs := &observation{
-		role:         roleOf(c.eds, ers.Name),
+		role:         canary.RoleOf(c.eds, ers.Name),
 		returning:    returnsAtOnce(c.eds, ers),
 		topologyKey:  topologyKey(c.eds),
 		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: benchNow},

@@ -1,4 +1,4 @@
-package controllers
+package outcome
 
 import (
 	"context"
@@ -47,37 +47,42 @@ func counterWriteDelay(countersOnly bool, interval time.Duration, lastWrite, now
 	return max(0, lastWrite.Add(interval).Sub(now))
 }
 
-// replicaSetCountersOnly reports a status change of progress counters
+// ReplicaSetCountersOnly reports a status change of progress counters
 // alone, and the progress time and mark that follow them, short of their final
 // figures: counters that settle are what a reader waiting for the rollout's
 // end waits on, and the replica set a rollout empties changes nothing else
 // when it does. Desired is not progress: it changes when nodes move
 // between replica sets (a canary starting, growing or failing) or join,
 // and the ExtendedDaemonSet's sums and every "x of y" wait on it.
-func replicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
-	if countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate) {
-		return false
-	}
-	b, a := *before, *after
-	for _, st := range []*v1alpha1.ExtendedDaemonSetReplicaSetStatus{&b, &a} {
-		st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
-		st.LastProgressTime, st.ProgressMark = nil, nil
-	}
-	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
+func ReplicaSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetReplicaSetStatus) bool {
+	return countersOnly(before, after, countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate),
+		func(st *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
+			st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
+			st.LastProgressTime, st.ProgressMark = nil, nil
+		})
 }
 
-// extendedDaemonSetCountersOnly reports a status change of progress
+// ExtendedDaemonSetCountersOnly reports a status change of progress
 // counters alone, short of their final figures; as for a replica set, a
 // change of Desired is not one.
-func extendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStatus) bool {
-	if countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate) {
+func ExtendedDaemonSetCountersOnly(before, after *v1alpha1.ExtendedDaemonSetStatus) bool {
+	return countersOnly(before, after, countersSettled(after.Desired, after.Current, after.Ready, after.Available, after.UpToDate),
+		func(st *v1alpha1.ExtendedDaemonSetStatus) {
+			st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
+			st.Domains = domainsWithoutCounters(st.Domains)
+		})
+}
+
+// countersOnly reports whether before and after differ, and differ no more
+// once withoutCounters has zeroed the counters of copies of both; never
+// when the counters settled.
+func countersOnly[S any](before, after *S, settled bool, withoutCounters func(*S)) bool {
+	if settled {
 		return false
 	}
 	b, a := *before, *after
-	for _, st := range []*v1alpha1.ExtendedDaemonSetStatus{&b, &a} {
-		st.Current, st.Ready, st.Available, st.UpToDate = 0, 0, 0, 0
-		st.Domains = domainsWithoutCounters(st.Domains)
-	}
+	withoutCounters(&b)
+	withoutCounters(&a)
 	return !equality.Semantic.DeepEqual(before, after) && equality.Semantic.DeepEqual(b, a)
 }
 
@@ -107,12 +112,12 @@ func countersSettled(desired int32, counts ...int32) bool {
 	return true
 }
 
-// statusWrites remembers each object's last status write by this process:
+// StatusWrites remembers each object's last status write by this process:
 // a restarted manager writes at once, which is safe.
-type statusWrites struct {
+type StatusWrites struct {
 	at sync.Map // types.NamespacedName to lastWrite
-	// interval paces counter writes; zero means the default.
-	interval time.Duration
+	// Interval paces counter writes; zero means the default.
+	Interval time.Duration
 }
 
 // lastWrite is when an object's status was last written, and the version
@@ -122,8 +127,8 @@ type lastWrite struct {
 	replaced string
 }
 
-// patch writes after's status, computed from before, in one request
-// (patchStatus), unless nothing changed or counters alone changed within
+// Patch writes after's status, computed from before, in one request
+// (PatchStatus), unless nothing changed or counters alone changed within
 // the interval since the object's last write. It returns how long such a
 // change may wait, and whether it wrote: what the status newly says is
 // told by the caller once written, and only then.
@@ -132,8 +137,8 @@ type lastWrite struct {
 // comes from a cache that has not yet seen that write: its patch could
 // only get a Conflict, a request spent for nothing. It waits instead for
 // the watch event of the write, which wakes the object again, or
-// staleReadRetry.
-func (w *statusWrites) patch(ctx context.Context, c client.Client, before, after client.Object, unchanged, countersOnly bool,
+// StaleReadRetry.
+func (w *StatusWrites) Patch(ctx context.Context, c client.Client, before, after client.Object, unchanged, countersOnly bool,
 	now time.Time,
 ) (wait time.Duration, wrote bool, err error) {
 	key := client.ObjectKeyFromObject(after)
@@ -143,7 +148,7 @@ func (w *statusWrites) patch(ctx context.Context, c client.Client, before, after
 	if wait := w.hold(key, before.GetResourceVersion(), countersOnly, now); wait > 0 {
 		return wait, false, nil
 	}
-	if err := patchStatus(ctx, c, before, after); err != nil {
+	if err := PatchStatus(ctx, c, before, after); err != nil {
 		return 0, false, err
 	}
 	w.wrote(key, before.GetResourceVersion(), now)
@@ -153,31 +158,32 @@ func (w *statusWrites) patch(ctx context.Context, c client.Client, before, after
 // hold is how long a status change of the object at key, read at version
 // read, must wait before it is written: until the cache has seen the last
 // write, and for counters alone, the rest of the interval.
-func (w *statusWrites) hold(key types.NamespacedName, read string, countersOnly bool, now time.Time) time.Duration {
+func (w *StatusWrites) hold(key types.NamespacedName, read string, countersOnly bool, now time.Time) time.Duration {
 	last := w.last(key)
 	if last.replaced != "" && last.replaced == read {
-		return staleReadRetry
+		return StaleReadRetry
 	}
 	return counterWriteDelay(countersOnly, w.counterInterval(), last.at, now)
 }
 
 // wrote records a status write that replaced version replaced.
-func (w *statusWrites) wrote(key types.NamespacedName, replaced string, now time.Time) {
+func (w *StatusWrites) wrote(key types.NamespacedName, replaced string, now time.Time) {
 	w.at.Store(key, lastWrite{at: now, replaced: replaced})
 }
 
-func (w *statusWrites) counterInterval() time.Duration {
-	if w.interval <= 0 {
+func (w *StatusWrites) counterInterval() time.Duration {
+	if w.Interval <= 0 {
 		return defaultCounterWriteInterval
 	}
-	return w.interval
+	return w.Interval
 }
 
-func (w *statusWrites) last(key types.NamespacedName) lastWrite {
+func (w *StatusWrites) last(key types.NamespacedName) lastWrite {
 	if l, ok := w.at.Load(key); ok {
 		return l.(lastWrite)
 	}
 	return lastWrite{}
 }
 
-func (w *statusWrites) forget(key types.NamespacedName) { w.at.Delete(key) }
+// Forget drops what is remembered of an object, once it is gone.
+func (w *StatusWrites) Forget(key types.NamespacedName) { w.at.Delete(key) }

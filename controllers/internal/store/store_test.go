@@ -1,4 +1,4 @@
-package controllers
+package store
 
 import (
 	"context"
@@ -18,32 +18,37 @@ import (
 // informer per kind, and lists through the cache when it keeps one per
 // namespace (--watch-namespaces): both see the same pods and nodes.
 func TestStoreReadsPodsAndNodesWithEitherCache(t *testing.T) {
-	s := newScenario(t)
-	node := s.createNode("n1", nil)
+	testenv.RequireAssets(t)
+	ctx := t.Context()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	gomega.NewWithT(t).Expect(k8s.Create(ctx, ns)).To(gomega.Succeed())
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{GenerateName: "store-"}}
+	gomega.NewWithT(t).Expect(k8s.Create(ctx, node)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), node) })
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: s.ns, Labels: map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "agent"}},
+		ObjectMeta: metav1.ObjectMeta{Name: "agent-x", Namespace: ns.Name, Labels: map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "agent"}},
 		Spec:       corev1.PodSpec{NodeName: node.Name, Containers: []corev1.Container{{Name: "agent", Image: "agent:v1"}}},
 	}
-	s.create(pod)
+	gomega.NewWithT(t).Expect(k8s.Create(ctx, pod)).To(gomega.Succeed())
 	other := pod.DeepCopy()
 	other.Name, other.ResourceVersion, other.Labels = "other-x", "", map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "other"}
-	s.create(other)
+	gomega.NewWithT(t).Expect(k8s.Create(ctx, other)).To(gomega.Succeed())
 
 	for name, opts := range map[string]cache.Options{
 		"one informer per kind":      CacheOptions(),
-		"one informer per namespace": withNamespaces(CacheOptions(), s.ns),
+		"one informer per namespace": withNamespaces(CacheOptions(), ns.Name),
 	} {
 		t.Run(name, func(t *testing.T) {
 			g := gomega.NewWithT(t)
 			opts.Scheme = testenv.Scheme()
 			c, err := cache.New(adminConfig, opts)
 			g.Expect(err).NotTo(gomega.HaveOccurred())
-			ctx, cancel := context.WithCancel(s.ctx)
+			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			g.Expect(setupIndexes(ctx, c)).To(gomega.Succeed())
+			g.Expect(SetupIndexes(ctx, c)).To(gomega.Succeed())
 			reader, err := client.New(adminConfig, client.Options{Scheme: testenv.Scheme(), Cache: &client.CacheOptions{Reader: c}})
 			g.Expect(err).NotTo(gomega.HaveOccurred())
-			st, err := newStore(ctx, c, reader)
+			st, err := New(ctx, c, reader)
 			g.Expect(err).NotTo(gomega.HaveOccurred())
 			g.Expect(st.pods != nil).To(gomega.Equal(len(opts.DefaultNamespaces) == 0), "pods read in place")
 			g.Expect(st.nodes).NotTo(gomega.BeNil(), "nodes are cluster-wide: one informer either way")
@@ -51,12 +56,12 @@ func TestStoreReadsPodsAndNodesWithEitherCache(t *testing.T) {
 			g.Expect(c.WaitForCacheSync(ctx)).To(gomega.BeTrue())
 
 			g.Eventually(func(g gomega.Gomega) {
-				pods, err := st.podsOf(ctx, s.ns, "agent")
+				pods, err := st.PodsOf(ctx, ns.Name, "agent")
 				g.Expect(err).NotTo(gomega.HaveOccurred())
 				g.Expect(pods).To(gomega.HaveLen(1))
 				g.Expect(pods[0].Name).To(gomega.Equal("agent-x"))
 				g.Expect(pods[0].Spec.Containers[0].Image).To(gomega.Equal("agent:v1"), "trimmed, not emptied")
-				nodes, err := st.allNodes(ctx)
+				nodes, err := st.AllNodes(ctx)
 				g.Expect(err).NotTo(gomega.HaveOccurred())
 				g.Expect(nodes).To(gomega.ContainElement(gomega.HaveField("Name", node.Name)))
 			}).Should(gomega.Succeed())

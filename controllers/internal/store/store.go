@@ -1,4 +1,4 @@
-package controllers
+package store
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // "<namespace>/<extendeddaemonset>".
 const podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
 
-// store reads the cached pods and nodes in place, from the informers' own
+// Store reads the cached pods and nodes in place, from the informers' own
 // stores. Listing through the cache client copies every object into the
 // list's array: on 5,000 nodes a replica set pass listed 5,000 pods and
 // 5,000 nodes, about 10 MB a pass, two thirds of all the manager allocated
@@ -26,7 +26,7 @@ const podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
 // A cache restricted to some namespaces (--watch-namespaces) keeps an
 // informer per namespace and no single store; the pods are then listed
 // through reader, without deep copies.
-type store struct {
+type Store struct {
 	reader      client.Reader
 	pods, nodes toolscache.Indexer
 }
@@ -37,11 +37,11 @@ type indexerOf interface {
 	GetIndexer() toolscache.Indexer
 }
 
-// newStore gets the pod and node informers of c and indexes the pods by
+// New gets the pod and node informers of c and indexes the pods by
 // ExtendedDaemonSet. It must run before the cache starts; reader is c's
 // client, for a cache without single stores.
-func newStore(ctx context.Context, c cache.Cache, reader client.Reader) (*store, error) {
-	s := &store{reader: reader}
+func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, error) {
+	s := &Store{reader: reader}
 	var err error
 	if s.pods, err = informerIndexer(ctx, c, &corev1.Pod{}); err != nil {
 		return nil, err
@@ -50,17 +50,15 @@ func newStore(ctx context.Context, c cache.Cache, reader client.Reader) (*store,
 		return nil, err
 	}
 	// One index of pods by ExtendedDaemonSet, where it is read: the store's
-	// own, or the cache's for listPods. Both would double the index's
+	// own, or the cache's for ListPods. Both would double the index's
 	// memory and its upkeep on every pod event.
-	if s.pods != nil {
-		err = s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod})
-	} else {
-		err = c.IndexField(ctx, &corev1.Pod{}, podOwnerIndex, func(o client.Object) []string {
-			keys, _ := extendedDaemonSetOfPod(o)
-			return keys
-		})
+	if s.pods == nil {
+		if err := podsByOwner.register(ctx, c); err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
-	if err != nil {
+	if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod}); err != nil {
 		return nil, fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
 	}
 	return s, nil
@@ -90,10 +88,10 @@ func extendedDaemonSetOfPod(obj any) ([]string, error) {
 	return nil, nil
 }
 
-// podsOf returns the cached pods of an ExtendedDaemonSet, read-only.
-func (s *store) podsOf(ctx context.Context, namespace, eds string) ([]*corev1.Pod, error) {
+// PodsOf returns the cached pods of an ExtendedDaemonSet, read-only.
+func (s *Store) PodsOf(ctx context.Context, namespace, eds string) ([]*corev1.Pod, error) {
 	if s.pods == nil {
-		return listPods(ctx, s.reader, namespace, eds)
+		return ListPods(ctx, s.reader, namespace, eds)
 	}
 	objs, err := s.pods.ByIndex(podsByExtendedDaemonSet, namespace+"/"+eds)
 	if err != nil {
@@ -102,10 +100,10 @@ func (s *store) podsOf(ctx context.Context, namespace, eds string) ([]*corev1.Po
 	return typed[*corev1.Pod](objs), nil
 }
 
-// allNodes returns the cached nodes, read-only.
-func (s *store) allNodes(ctx context.Context) ([]*corev1.Node, error) {
+// AllNodes returns the cached nodes, read-only.
+func (s *Store) AllNodes(ctx context.Context) ([]*corev1.Node, error) {
 	if s.nodes == nil {
-		return listNodes(ctx, s.reader)
+		return ListNodes(ctx, s.reader)
 	}
 	return typed[*corev1.Node](s.nodes.List()), nil
 }
@@ -119,3 +117,7 @@ func typed[T any](objs []any) []T {
 	}
 	return out
 }
+
+// Listing is a Store that lists the pods and nodes through reader, as for
+// a cache without single stores; reader must have the FieldIndexes.
+func Listing(reader client.Reader) *Store { return &Store{reader: reader} }

@@ -1,4 +1,4 @@
-package controllers
+package store
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -20,7 +21,7 @@ const (
 	// podNodeIndex: the node a pod is bound or pinned to.
 	podNodeIndex = "eds.pod.node"
 	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod, for a
-	// cache whose pods the store cannot read in place (newStore).
+	// cache whose pods the store cannot read in place (New).
 	podOwnerIndex = "eds.pod.owner"
 	// nodeOverridesIndex: "<namespace>/<extendeddaemonset>" of each
 	// ExtendedDaemonSet the node's resource override annotations name.
@@ -92,33 +93,63 @@ func namesAndImages(containers []corev1.Container) []corev1.Container {
 	return out
 }
 
-// setupIndexes registers the pod and node indexes the reconcilers query.
-func setupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	if err := indexer.IndexField(ctx, &corev1.Pod{}, podNodeIndex, func(o client.Object) []string {
+// FieldIndex is an index of cached objects by a field of their own.
+type FieldIndex struct {
+	Object  client.Object
+	Field   string
+	Extract client.IndexerFunc
+	what    string
+}
+
+// FieldIndexes are the indexes the reconcilers query: SetupIndexes
+// registers the first two, New the last for a cache without single stores.
+func FieldIndexes() []FieldIndex {
+	return []FieldIndex{podsByNode, nodesByOverrides, podsByOwner}
+}
+
+var (
+	podsByNode = FieldIndex{Object: &corev1.Pod{}, Field: podNodeIndex, what: "pods by node", Extract: func(o client.Object) []string {
 		if node := placement.TargetNode(o.(*corev1.Pod)); node != "" {
 			return []string{node}
 		}
 		return nil
-	}); err != nil {
-		return fmt.Errorf("indexing pods by node: %w", err)
-	}
-	if err := indexer.IndexField(ctx, &corev1.Node{}, nodeOverridesIndex, func(o client.Object) []string {
-		var keys []string
-		for _, ref := range overrides.AnnotatedExtendedDaemonSets(o.(*corev1.Node)) {
-			keys = append(keys, ref.String())
-		}
+	}}
+	nodesByOverrides = FieldIndex{Object: &corev1.Node{}, Field: nodeOverridesIndex, what: "nodes by resource override annotation",
+		Extract: func(o client.Object) []string {
+			var keys []string
+			for _, ref := range overrides.AnnotatedExtendedDaemonSets(o.(*corev1.Node)) {
+				keys = append(keys, ref.String())
+			}
+			return keys
+		}}
+	podsByOwner = FieldIndex{Object: &corev1.Pod{}, Field: podOwnerIndex, what: "pods by ExtendedDaemonSet", Extract: func(o client.Object) []string {
+		keys, _ := extendedDaemonSetOfPod(o)
 		return keys
-	}); err != nil {
-		return fmt.Errorf("indexing nodes by resource override annotation: %w", err)
+	}}
+)
+
+// SetupIndexes registers the pod and node indexes the reconcilers query.
+func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
+	for _, ix := range []FieldIndex{podsByNode, nodesByOverrides} {
+		if err := ix.register(ctx, indexer); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// listPods returns the cached pods of an ExtendedDaemonSet, shared with
+func (ix FieldIndex) register(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, ix.Object, ix.Field, ix.Extract); err != nil {
+		return fmt.Errorf("indexing %s: %w", ix.what, err)
+	}
+	return nil
+}
+
+// ListPods returns the cached pods of an ExtendedDaemonSet, shared with
 // the cache: read them, copy one before writing it. Every pass lists every
 // pod; deep copies of thousands of them were most of the manager's
 // allocations.
-func listPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*corev1.Pod, error) {
+func ListPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*corev1.Pod, error) {
 	var list corev1.PodList
 	if err := c.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{podOwnerIndex: namespace + "/" + eds},
 		client.UnsafeDisableDeepCopy); err != nil {
@@ -131,8 +162,8 @@ func listPods(ctx context.Context, c client.Reader, namespace, eds string) ([]*c
 	return pods, nil
 }
 
-// listNodes returns the cached nodes, shared with the cache: read only.
-func listNodes(ctx context.Context, c client.Reader) ([]*corev1.Node, error) {
+// ListNodes returns the cached nodes, shared with the cache: read only.
+func ListNodes(ctx context.Context, c client.Reader) ([]*corev1.Node, error) {
 	var list corev1.NodeList
 	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
@@ -142,4 +173,25 @@ func listNodes(ctx context.Context, c client.Reader) ([]*corev1.Node, error) {
 		nodes[i] = &list.Items[i]
 	}
 	return nodes, nil
+}
+
+// ListPodsOnNode returns the cached pods bound or pinned to node.
+func ListPodsOnNode(ctx context.Context, c client.Reader, node string) ([]corev1.Pod, error) {
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.MatchingFields{podNodeIndex: node}); err != nil {
+		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
+	}
+	return pods.Items, nil
+}
+
+// ListNodesAnnotatingOverrides returns the cached nodes whose resource
+// override annotations name the ExtendedDaemonSet eds. Only those are read:
+// a pass runs on every replica set status change, and must not walk every
+// node of the cluster each time.
+func ListNodesAnnotatingOverrides(ctx context.Context, c client.Reader, eds types.NamespacedName) ([]corev1.Node, error) {
+	var annotated corev1.NodeList
+	if err := c.List(ctx, &annotated, client.MatchingFields{nodeOverridesIndex: eds.String()}); err != nil {
+		return nil, fmt.Errorf("listing nodes annotated for %s: %w", eds.Name, err)
+	}
+	return annotated.Items, nil
 }

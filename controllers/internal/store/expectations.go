@@ -1,4 +1,4 @@
-package controllers
+package store
 
 import (
 	"slices"
@@ -20,12 +20,12 @@ const expectationTTL = 2 * time.Minute
 // did not must not hold a node up for long.
 const uncertainTTL = 30 * time.Second
 
-// expectations remember the pods this controller created, deleted and
+// Expectations remember the pods this controller created, deleted and
 // patched that the informer cache may not show yet, so that a reconcile on
 // a stale cache neither creates a second pod on a node, nor deletes a pod
 // twice, nor takes a pod it moved to a new replica set for an old one. They are
 // kept per ExtendedDaemonSet, the scope within which pods are replaced.
-type expectations struct {
+type Expectations struct {
 	mu      sync.Mutex
 	byOwner map[types.NamespacedName]*pendingWrites
 }
@@ -54,11 +54,12 @@ type patchedPod struct {
 	until time.Time
 }
 
-func newExpectations() *expectations {
-	return &expectations{byOwner: map[types.NamespacedName]*pendingWrites{}}
+// NewExpectations returns empty expectations.
+func NewExpectations() *Expectations {
+	return &Expectations{byOwner: map[types.NamespacedName]*pendingWrites{}}
 }
 
-func (e *expectations) writes(owner types.NamespacedName) *pendingWrites {
+func (e *Expectations) writes(owner types.NamespacedName) *pendingWrites {
 	w, ok := e.byOwner[owner]
 	if !ok {
 		w = &pendingWrites{created: map[string]createdPod{}, deleted: map[types.UID]deletedPod{}, patched: map[types.UID]patchedPod{}}
@@ -68,33 +69,33 @@ func (e *expectations) writes(owner types.NamespacedName) *pendingWrites {
 }
 
 // Created records a pod the API server accepted.
-func (e *expectations) Created(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
+func (e *Expectations) Created(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
 	e.created(owner, pod, now.Add(expectationTTL))
 }
 
 // MayHaveCreated records a pod whose creation got no clear answer (a
 // timeout, a lost connection): the API server may have created it.
-func (e *expectations) MayHaveCreated(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
+func (e *Expectations) MayHaveCreated(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
 	e.created(owner, pod, now.Add(uncertainTTL))
 }
 
-func (e *expectations) created(owner types.NamespacedName, pod *corev1.Pod, until time.Time) {
+func (e *Expectations) created(owner types.NamespacedName, pod *corev1.Pod, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.writes(owner).created[pod.Name] = createdPod{pod: pod.DeepCopy(), until: until}
 }
 
 // Deleted records a pod whose deletion the API server accepted.
-func (e *expectations) Deleted(owner types.NamespacedName, uid types.UID, now time.Time) {
+func (e *Expectations) Deleted(owner types.NamespacedName, uid types.UID, now time.Time) {
 	e.deleted(owner, uid, now, now.Add(expectationTTL))
 }
 
 // MayHaveDeleted records a pod whose deletion got no clear answer.
-func (e *expectations) MayHaveDeleted(owner types.NamespacedName, uid types.UID, now time.Time) {
+func (e *Expectations) MayHaveDeleted(owner types.NamespacedName, uid types.UID, now time.Time) {
 	e.deleted(owner, uid, now, now.Add(uncertainTTL))
 }
 
-func (e *expectations) deleted(owner types.NamespacedName, uid types.UID, at, until time.Time) {
+func (e *Expectations) deleted(owner types.NamespacedName, uid types.UID, at, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.writes(owner).deleted[uid] = deletedPod{at: at, until: until}
@@ -102,17 +103,17 @@ func (e *expectations) deleted(owner types.NamespacedName, uid types.UID, at, un
 
 // Patched records a pod as the API server returned it from a patch based
 // on resourceVersion stale.
-func (e *expectations) Patched(owner types.NamespacedName, pod *corev1.Pod, stale string, now time.Time) {
+func (e *Expectations) Patched(owner types.NamespacedName, pod *corev1.Pod, stale string, now time.Time) {
 	e.patched(owner, pod, stale, now.Add(expectationTTL))
 }
 
 // MayHavePatched records a pod as a patch whose answer was lost would have
 // left it.
-func (e *expectations) MayHavePatched(owner types.NamespacedName, pod *corev1.Pod, stale string, now time.Time) {
+func (e *Expectations) MayHavePatched(owner types.NamespacedName, pod *corev1.Pod, stale string, now time.Time) {
 	e.patched(owner, pod, stale, now.Add(uncertainTTL))
 }
 
-func (e *expectations) patched(owner types.NamespacedName, pod *corev1.Pod, stale string, until time.Time) {
+func (e *Expectations) patched(owner types.NamespacedName, pod *corev1.Pod, stale string, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	w := e.writes(owner)
@@ -127,7 +128,7 @@ func (e *expectations) patched(owner types.NamespacedName, pod *corev1.Pod, stal
 
 // Next is the soonest deadline of owner's records, zero when none: past
 // it the cache is believed again, and no watch event may come to say so.
-func (e *expectations) Next(owner types.NamespacedName) time.Time {
+func (e *Expectations) Next(owner types.NamespacedName) time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var next time.Time
@@ -151,7 +152,7 @@ func (e *expectations) Next(owner types.NamespacedName) time.Time {
 }
 
 // Forget drops everything recorded for owner, once it is gone.
-func (e *expectations) Forget(owner types.NamespacedName) {
+func (e *Expectations) Forget(owner types.NamespacedName) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.byOwner, owner)
@@ -162,7 +163,7 @@ func (e *expectations) Forget(owner types.NamespacedName) {
 // are marked terminating, patched pods the cache shows as they were before
 // the patch are replaced by their patched version. Writes the cache
 // reflects, or past their deadline, are forgotten. cached is not modified.
-func (e *expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, now time.Time) []*corev1.Pod {
+func (e *Expectations) Apply(owner types.NamespacedName, cached []*corev1.Pod, now time.Time) []*corev1.Pod {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	w, ok := e.byOwner[owner]

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 )
 
 func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
@@ -18,7 +19,7 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	heartbeat.Status.Images = []corev1.ContainerImage{{Names: []string{"x"}}}
 	relabelled := node.DeepCopy()
 	relabelled.Labels["a"] = "2"
-	nodes := nodePlacementChanged()
+	nodes := store.NodePlacementChanged()
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: heartbeat})).To(gomega.BeFalse())
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeTrue())
 	g.Expect(nodes.Create(event.CreateEvent{Object: node})).To(gomega.BeTrue())
@@ -28,17 +29,17 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	notReady := node.DeepCopy()
 	notReady.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionFalse}}
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
-	g.Expect(nodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
-	g.Expect(nodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
+	g.Expect(store.NodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
+	g.Expect(store.NodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
 
 	overridden := node.DeepCopy()
 	overridden.Annotations = map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main": "{}"}
 	otherAnnotation := node.DeepCopy()
 	otherAnnotation.Annotations = map[string]string{"example.com/x": "y"}
-	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
-	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: otherAnnotation})).To(gomega.BeFalse())
-	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: overridden})).To(gomega.BeTrue())
-	g.Expect(resourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: overridden, ObjectNew: node})).To(gomega.BeTrue(), "a removed annotation can clear the condition")
+	g.Expect(store.ResourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
+	g.Expect(store.ResourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: otherAnnotation})).To(gomega.BeFalse())
+	g.Expect(store.ResourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: overridden})).To(gomega.BeTrue())
+	g.Expect(store.ResourceOverridesChanged().Update(event.UpdateEvent{ObjectOld: overridden, ObjectNew: node})).To(gomega.BeTrue(), "a removed annotation can clear the condition")
 
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p"}}
 	annotated := pod.DeepCopy()
@@ -49,8 +50,8 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.Now()}}
 	g.Expect(podStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: annotated})).To(gomega.BeFalse())
 	g.Expect(podStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: ready})).To(gomega.BeTrue())
-	g.Expect(containerStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: annotated})).To(gomega.BeFalse())
-	g.Expect(containerStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: restarted})).To(gomega.BeTrue())
+	g.Expect(store.ContainerStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: annotated})).To(gomega.BeFalse())
+	g.Expect(store.ContainerStateChanged().Update(event.UpdateEvent{ObjectOld: pod, ObjectNew: restarted})).To(gomega.BeTrue())
 }
 
 // Replica sets wake for what they read of their ExtendedDaemonSet, not for

@@ -1,4 +1,4 @@
-package controllers
+package outcome
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ func TestReplicaSetCounterWriteDelay(t *testing.T) {
 			after := *base.DeepCopy()
 			tc.change(&after)
 			g := gomega.NewWithT(t)
-			g.Expect(counterWriteDelay(replicaSetCountersOnly(&base, &after), time.Second, tc.lastWrite, now)).To(gomega.Equal(tc.want))
+			g.Expect(counterWriteDelay(ReplicaSetCountersOnly(&base, &after), time.Second, tc.lastWrite, now)).To(gomega.Equal(tc.want))
 		})
 	}
 }
@@ -96,7 +96,7 @@ func TestExtendedDaemonSetCountersOnly(t *testing.T) {
 	changed := func(change func(*v1alpha1.ExtendedDaemonSetStatus)) bool {
 		after := *base.DeepCopy()
 		change(&after)
-		return extendedDaemonSetCountersOnly(&base, &after)
+		return ExtendedDaemonSetCountersOnly(&base, &after)
 	}
 	g.Expect(changed(func(*v1alpha1.ExtendedDaemonSetStatus) {})).To(gomega.BeFalse(), "nothing to write")
 	g.Expect(changed(func(s *v1alpha1.ExtendedDaemonSetStatus) { s.UpToDate, s.Available = 4, 9 })).To(gomega.BeTrue())
@@ -130,16 +130,16 @@ func TestCounterWriteInterval(t *testing.T) {
 	g.Expect(CounterWriteInterval(-1)).To(gomega.Equal(time.Second), "no client-side limit")
 	g.Expect(CounterWriteInterval(0)).To(gomega.Equal(time.Second))
 
-	var w statusWrites
+	var w StatusWrites
 	key := types.NamespacedName{Namespace: "ns", Name: "agent"}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	g.Expect(w.hold(key, "1", true, now)).To(gomega.BeZero(), "never written")
 	w.wrote(key, "1", now)
 	g.Expect(w.hold(key, "2", true, now.Add(300*time.Millisecond))).To(gomega.Equal(700*time.Millisecond), "the default interval")
 	g.Expect(w.hold(key, "2", false, now)).To(gomega.BeZero(), "more than counters")
-	w.interval = 5 * time.Second
+	w.Interval = 5 * time.Second
 	g.Expect(w.hold(key, "2", true, now.Add(time.Second))).To(gomega.Equal(4 * time.Second))
-	w.forget(key)
+	w.Forget(key)
 	g.Expect(w.hold(key, "2", true, now)).To(gomega.BeZero())
 }
 
@@ -148,11 +148,11 @@ func TestCounterWriteInterval(t *testing.T) {
 // and the patch could only get a Conflict.
 func TestStatusWriteWaitsForTheCacheToSeeTheLastOne(t *testing.T) {
 	g := gomega.NewWithT(t)
-	var w statusWrites
+	var w StatusWrites
 	key := types.NamespacedName{Namespace: "ns", Name: "agent"}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	w.wrote(key, "7", now)
-	g.Expect(w.hold(key, "7", false, now.Add(time.Minute))).To(gomega.Equal(staleReadRetry), "read the replaced version")
+	g.Expect(w.hold(key, "7", false, now.Add(time.Minute))).To(gomega.Equal(StaleReadRetry), "read the replaced version")
 	g.Expect(w.hold(key, "8", false, now.Add(time.Millisecond))).To(gomega.BeZero(), "read the written version")
 	g.Expect(w.hold(key, "9", false, now)).To(gomega.BeZero(), "read a version written since by another")
 	g.Expect(w.hold(types.NamespacedName{Namespace: "ns", Name: "other"}, "7", false, now)).To(gomega.BeZero(), "another object")
@@ -163,7 +163,7 @@ func TestStatusWriteWaitsForTheCacheToSeeTheLastOne(t *testing.T) {
 // the QPS from which it is a second.
 func TestREADMEStatesTheCounterWriteInterval(t *testing.T) {
 	g := gomega.NewWithT(t)
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../../../README.md")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	readme := strings.Join(strings.Fields(string(data)), " ")
 	seconds := func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + " s" }

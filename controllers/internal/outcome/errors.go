@@ -1,4 +1,4 @@
-package controllers
+package outcome
 
 import (
 	"errors"
@@ -14,16 +14,16 @@ type stallingError struct {
 func (e *stallingError) Error() string { return e.err.Error() }
 func (e *stallingError) Unwrap() error { return e.err }
 
-// stalling marks err as one only a spec change fixes.
-func stalling(err error) error {
+// Stalling marks err as one only a spec change fixes.
+func Stalling(err error) error {
 	if err == nil {
 		return nil
 	}
 	return &stallingError{err: err}
 }
 
-// isStalling reports whether err, or an error it wraps, is a stalling one.
-func isStalling(err error) bool {
+// IsStalling reports whether err, or an error it wraps, is a stalling one.
+func IsStalling(err error) bool {
 	var s *stallingError
 	return errors.As(err, &s)
 }

@@ -1,4 +1,4 @@
-package controllers
+package store
 
 import (
 	"testing"
@@ -30,7 +30,7 @@ func podNames(pods []*corev1.Pod) []string {
 
 func TestExpectationsWithoutWritesReturnTheCache(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	cached := []*corev1.Pod{testPod("p1")}
 	g.Expect(e.Apply(edsA, cached, t0)).To(gomega.Equal(cached))
 	g.Expect(e.Apply(edsA, nil, t0)).To(gomega.BeEmpty())
@@ -38,7 +38,7 @@ func TestExpectationsWithoutWritesReturnTheCache(t *testing.T) {
 
 func TestExpectationsAddCreatedPodsUntilTheCacheShowsThem(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	created := testPod("new")
 	e.Created(edsA, created, t0)
 	created.Labels = map[string]string{"changed": "after"} // the record is a copy
@@ -66,7 +66,7 @@ func TestExpectationsAddCreatedPodsUntilTheCacheShowsThem(t *testing.T) {
 
 func TestExpectationsMarkDeletedPodsTerminating(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	p1, p2 := testPod("p1"), testPod("p2")
 	e.Deleted(edsA, p1.UID, t0)
 
@@ -88,7 +88,7 @@ func TestExpectationsMarkDeletedPodsTerminating(t *testing.T) {
 
 func TestExpectationsForgetDeletedPodsTheCacheNoLongerLists(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	p1, p2 := testPod("p1"), testPod("p2")
 	e.Deleted(edsA, p1.UID, t0)
 	g.Expect(e.Apply(edsA, []*corev1.Pod{p2}, t0.Add(time.Second))).To(gomega.HaveExactElements(p2))
@@ -105,7 +105,7 @@ func TestExpectationsForgetDeletedPodsTheCacheNoLongerLists(t *testing.T) {
 
 func TestExpectationsExpireAfterTheTTL(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	p1 := testPod("p1")
 	e.Created(edsA, testPod("never-seen"), t0)
 	e.Deleted(edsA, p1.UID, t0)
@@ -123,7 +123,7 @@ func TestExpectationsExpireAfterTheTTL(t *testing.T) {
 
 func TestExpectationsForgetAnOwner(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	e.Created(edsA, testPod("a"), t0)
 	e.Created(edsB, testPod("b"), t0)
 	e.Forget(edsA)
@@ -137,7 +137,7 @@ func TestExpectationsForgetAnOwner(t *testing.T) {
 // a record runs out, since no watch event will.
 func TestExpectationsBelieveUncertainWritesForAShorterTime(t *testing.T) {
 	g := gomega.NewWithT(t)
-	e := newExpectations()
+	e := NewExpectations()
 	g.Expect(e.Next(edsA)).To(gomega.BeZero(), "nothing recorded")
 	p1 := testPod("p1")
 	e.MayHaveCreated(edsA, testPod("maybe"), t0)
@@ -154,4 +154,49 @@ func TestExpectationsBelieveUncertainWritesForAShorterTime(t *testing.T) {
 	g.Expect(podNames(out)).To(gomega.ConsistOf("p1", "sure"), "the uncertain creation ran out, the accepted one did not")
 	g.Expect(out[0].DeletionTimestamp).To(gomega.BeNil())
 	g.Expect(e.Next(edsA)).To(gomega.Equal(t0.Add(expectationTTL)))
+}
+
+func TestExpectationsShowAPatchedPodUntilTheCacheDoes(t *testing.T) {
+	g := gomega.NewWithT(t)
+	e := NewExpectations()
+	before := testPod("p")
+	before.ResourceVersion = "1"
+	gateClosed := before.DeepCopy()
+	gateClosed.ResourceVersion, gateClosed.Labels = "2", map[string]string{"step": "gate"}
+	e.Patched(edsA, gateClosed, "1", t0)
+
+	out := e.Apply(edsA, []*corev1.Pod{before}, t0.Add(time.Second))
+	g.Expect(out[0].Labels).To(gomega.HaveKeyWithValue("step", "gate"), "the cache shows the pod before the patch")
+
+	moved := gateClosed.DeepCopy()
+	moved.ResourceVersion, moved.Labels = "3", map[string]string{"step": "moved"}
+	e.Patched(edsA, moved, "2", t0.Add(time.Second))
+	for _, cached := range []*corev1.Pod{before, gateClosed} {
+		out = e.Apply(edsA, []*corev1.Pod{cached}, t0.Add(2*time.Second))
+		g.Expect(out[0].Labels).To(gomega.HaveKeyWithValue("step", "moved"),
+			"a patch on a patch: the cache may show either version before")
+	}
+	g.Expect(e.Next(edsA)).To(gomega.Equal(t0.Add(time.Second + expectationTTL)))
+
+	later := moved.DeepCopy()
+	later.ResourceVersion = "4"
+	g.Expect(e.Apply(edsA, []*corev1.Pod{later}, t0.Add(3*time.Second))[0]).To(gomega.BeIdenticalTo(later), "the cache caught up")
+	g.Expect(e.Apply(edsA, []*corev1.Pod{before}, t0.Add(4*time.Second))[0]).To(gomega.BeIdenticalTo(before), "and the record is forgotten")
+	g.Expect(e.Next(edsA)).To(gomega.BeZero())
+}
+
+func TestExpectationsTrustAPatchUntilItsDeadline(t *testing.T) {
+	g := gomega.NewWithT(t)
+	e := NewExpectations()
+	before := testPod("p")
+	before.ResourceVersion = "1"
+	patched := before.DeepCopy()
+	patched.Labels = map[string]string{"patched": "maybe"}
+	e.MayHavePatched(edsA, patched, "1", t0)
+	g.Expect(e.Apply(edsA, []*corev1.Pod{before}, t0.Add(uncertainTTL-time.Second))[0].Labels).To(gomega.HaveKey("patched"))
+	g.Expect(e.Apply(edsA, []*corev1.Pod{before}, t0.Add(uncertainTTL))[0]).To(gomega.BeIdenticalTo(before), "the cache is believed again")
+
+	e.Patched(edsA, patched, "1", t0)
+	g.Expect(e.Apply(edsA, nil, t0.Add(time.Second))).To(gomega.BeEmpty(), "a pod gone is not brought back")
+	g.Expect(e.Next(edsA)).To(gomega.BeZero())
 }
