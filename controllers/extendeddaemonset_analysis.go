@@ -14,7 +14,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
-	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 )
 
 // analysisMetrics are registered once per process: the controllers can be
@@ -134,22 +133,4 @@ var analysisReasons = map[v1alpha1.AnalysisPhase]string{
 	v1alpha1.AnalysisFailed:       v1alpha1.ReasonAnalysisFailed,
 	v1alpha1.AnalysisInconclusive: v1alpha1.ReasonAnalysisInconclusive,
 	v1alpha1.AnalysisError:        v1alpha1.ReasonAnalysisError,
-}
-
-// analysisCondition is the Analysis condition of an analysis: True once
-// it succeeds, False when it failed or cannot conclude, Unknown meanwhile.
-func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
-	status := metav1.ConditionUnknown
-	switch a.Phase {
-	case v1alpha1.AnalysisSuccessful:
-		status = metav1.ConditionTrue
-	case v1alpha1.AnalysisFailed, v1alpha1.AnalysisError, v1alpha1.AnalysisInconclusive:
-		status = metav1.ConditionFalse
-	}
-	message := a.Message
-	if message == "" {
-		message = "waiting for the first measurement"
-	}
-	return &metav1.Condition{Type: v1alpha1.AnalysisCondition, Status: status, Reason: analysisReasons[a.Phase],
-		Message: analysis.Truncate(message, outcome.MaxConditionMessage)}
 }

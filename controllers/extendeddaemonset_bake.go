@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -120,33 +119,4 @@ func bakeTime(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
 func bakeJudging(eds *v1alpha1.ExtendedDaemonSet) bool {
 	b := eds.Status.Bake
 	return b != nil && !bake.Failed(b) && !bake.Passed(b, b.Domain)
-}
-
-// bakeProgress is where an ExtendedDaemonSet stands once a bake's analysis
-// halted its rollout, or while a domain bakes; p, the active replica
-// set's, otherwise.
-func bakeProgress(eds *v1alpha1.ExtendedDaemonSet, p outcome.Progress, now time.Time) outcome.Progress {
-	b := eds.Status.Bake
-	if bake.Failed(b) && b.ReplicaSet == eds.Status.ActiveReplicaSet {
-		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonDomainBakeFailed, Message: analysis.Truncate(bake.FailedMessage(b), outcome.MaxConditionMessage)}
-	}
-	if p.Phase != outcome.Progressing || p.Reason != v1alpha1.ReasonDomainBaking {
-		return p
-	}
-	if msg, _ := bake.Message(eds.Status.Domains, b, bakeTime(eds), now); msg != "" {
-		p.Message = msg
-	}
-	return p
-}
-
-// bakeAnalysisCondition is the Analysis condition of the bake being
-// judged, or that halted the rollout; nil otherwise.
-func bakeAnalysisCondition(eds *v1alpha1.ExtendedDaemonSet) *metav1.Condition {
-	b := eds.Status.Bake
-	if b == nil || b.Analysis == nil || b.ReplicaSet != eds.Status.ActiveReplicaSet || bake.Passed(b, b.Domain) {
-		return nil
-	}
-	c := analysisCondition(b.Analysis)
-	c.Message = analysis.Truncate("bake of domain "+b.Domain+": "+c.Message, outcome.MaxConditionMessage)
-	return c
 }

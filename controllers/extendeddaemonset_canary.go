@@ -138,11 +138,11 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	current *v1alpha1.ExtendedDaemonSetReplicaSet, nodes []*corev1.Node, now time.Time,
 ) (in canary.Input, stablePods []string, err error) {
-	strategy := spreadCanary(eds)
+	strategy := canary.Spread(eds)
 	in = canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
-		TemplateHash: current.Spec.TemplateGeneration, ProgressDeadline: progressDeadline(eds), Now: now,
+		TemplateHash: current.Spec.TemplateGeneration, ProgressDeadline: eds.Spec.ProgressDeadline(), Now: now,
 	}
 	selector := labels.Everything()
 	if strategy.NodeSelector != nil {

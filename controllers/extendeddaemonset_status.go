@@ -9,6 +9,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/bake"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 )
@@ -36,36 +37,21 @@ type edsObservation struct {
 }
 
 // setExtendedDaemonSetStatus computes the status of an ExtendedDaemonSet,
-// on every path of a reconcile: counters summed from its replica sets, and
-// the conditions of the active replica set once it has seen itself active,
-// unless a canary runs; a spec error stalls it, another error leaves it
-// progressing with the error as the reason.
+// on every path of a reconcile, from what the pass observed and how it
+// ended: observedGeneration once the spec was read through, the counters
+// summed from its replica sets, the Canary and Analysis conditions, the
+// Ready, Reconciling and Stalled conditions of extendedDaemonSetProgress
+// with the printer columns, and the ResourceOverrides condition.
 func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservation, err error) {
 	st := &eds.Status
 	if err == nil || outcome.IsStalling(err) {
 		st.ObservedGeneration = eds.Generation
 	}
-	p := outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing}
 	if obs.current != nil {
 		sumReplicaSets(eds, obs.sets, obs.current)
-		p = edsProgress(byName(obs.sets, st.ActiveReplicaSet), obs.current)
 		setCanaryConditions(eds, obs.now)
-		if c := st.Canary; c != nil {
-			p = canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
-			if deadline := progressDeadline(eds); canary.WaitingForNodesPastDeadline(c, deadline, obs.now) {
-				p = outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded,
-					Message: fmt.Sprintf("canary %s found no nodes to run on for %s: %s", c.ReplicaSet, deadline, c.Message)}
-			}
-		} else {
-			p = bakeProgress(eds, p, obs.now)
-		}
 	}
-	switch {
-	case outcome.IsStalling(err):
-		p = outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonInvalidSpec, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)}
-	case err != nil:
-		p = outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonReconcileFailed, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)}
-	}
+	p := extendedDaemonSetProgress(eds, obs, err)
 	p.Apply(eds)
 	st.State, st.Reason = stateOf(p), p.Reason
 	if err := obs.malformedOverrides; err != nil {
@@ -74,6 +60,40 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 	} else {
 		conditions.Delete(eds, v1alpha1.ResourceOverridesCondition)
 	}
+}
+
+// extendedDaemonSetProgress is where an ExtendedDaemonSet stands. The
+// first of these that applies decides:
+//  1. an error of the pass: a spec error stalls it (InvalidSpec), any other
+//     leaves it progressing with the error as the reason, retried;
+//  2. replica sets not found yet: progressing;
+//  3. a canary, running, paused or failed, speaks for it; a canary that
+//     found no nodes past the progress deadline stalls it;
+//  4. a bake whose analysis failed stalls it (DomainBakeFailed);
+//  5. otherwise the active replica set's conditions, once its status
+//     describes it as the active one, with the time left of a domain that
+//     bakes.
+func extendedDaemonSetProgress(eds *v1alpha1.ExtendedDaemonSet, obs edsObservation, err error) outcome.Progress {
+	st := &eds.Status
+	switch {
+	case outcome.IsStalling(err):
+		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonInvalidSpec, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)}
+	case err != nil:
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonReconcileFailed, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)}
+	case obs.current == nil:
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing}
+	case st.Canary != nil:
+		c := st.Canary
+		if deadline := eds.Spec.ProgressDeadline(); canary.WaitingForNodesPastDeadline(c, deadline, obs.now) {
+			return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded,
+				Message: fmt.Sprintf("canary %s found no nodes to run on for %s: %s", c.ReplicaSet, deadline, c.Message)}
+		}
+		return canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
+	case bake.Failed(st.Bake) && st.Bake.ReplicaSet == st.ActiveReplicaSet:
+		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonDomainBakeFailed,
+			Message: analysis.Truncate(bake.FailedMessage(st.Bake), outcome.MaxConditionMessage)}
+	}
+	return withBakeMessage(eds, activeProgress(byName(obs.sets, st.ActiveReplicaSet), obs.current), obs.now)
 }
 
 // sumReplicaSets sums the counters of the replica sets that place pods,
@@ -130,6 +150,36 @@ func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
 	}
 }
 
+// bakeAnalysisCondition is the Analysis condition of the bake being
+// judged, or that halted the rollout; nil otherwise.
+func bakeAnalysisCondition(eds *v1alpha1.ExtendedDaemonSet) *metav1.Condition {
+	b := eds.Status.Bake
+	if b == nil || b.Analysis == nil || b.ReplicaSet != eds.Status.ActiveReplicaSet || bake.Passed(b, b.Domain) {
+		return nil
+	}
+	c := analysisCondition(b.Analysis)
+	c.Message = analysis.Truncate("bake of domain "+b.Domain+": "+c.Message, outcome.MaxConditionMessage)
+	return c
+}
+
+// analysisCondition is the Analysis condition of an analysis: True once
+// it succeeds, False when it failed or cannot conclude, Unknown meanwhile.
+func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
+	status := metav1.ConditionUnknown
+	switch a.Phase {
+	case v1alpha1.AnalysisSuccessful:
+		status = metav1.ConditionTrue
+	case v1alpha1.AnalysisFailed, v1alpha1.AnalysisError, v1alpha1.AnalysisInconclusive:
+		status = metav1.ConditionFalse
+	}
+	message := a.Message
+	if message == "" {
+		message = "waiting for the first measurement"
+	}
+	return &metav1.Condition{Type: v1alpha1.AnalysisCondition, Status: status, Reason: analysisReasons[a.Phase],
+		Message: analysis.Truncate(message, outcome.MaxConditionMessage)}
+}
+
 // canaryProgress is where an ExtendedDaemonSet stands while a canary runs,
 // waits or has failed. A canary whose replica set missed its progress
 // deadline (its pods never become available) stalls the ExtendedDaemonSet
@@ -166,9 +216,9 @@ func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetRep
 		Message: fmt.Sprintf("canary %s running on %d nodes%s", c.ReplicaSet, len(c.Nodes), detail)}
 }
 
-// edsProgress mirrors the active replica set's conditions, once its status
+// activeProgress mirrors the active replica set's conditions, once its status
 // describes it as the active one of the current template.
-func edsProgress(active, current *v1alpha1.ExtendedDaemonSetReplicaSet) outcome.Progress {
+func activeProgress(active, current *v1alpha1.ExtendedDaemonSetReplicaSet) outcome.Progress {
 	switch {
 	case active == nil:
 		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonProgressing, Message: "waiting for the active replica set"}
@@ -188,6 +238,18 @@ func edsProgress(active, current *v1alpha1.ExtendedDaemonSetReplicaSet) outcome.
 		p.Phase = outcome.Done
 	default:
 		p.Phase = outcome.Progressing
+	}
+	return p
+}
+
+// withBakeMessage is p, the active replica set's progress, with the time
+// left of the domain that bakes while one does.
+func withBakeMessage(eds *v1alpha1.ExtendedDaemonSet, p outcome.Progress, now time.Time) outcome.Progress {
+	if p.Phase != outcome.Progressing || p.Reason != v1alpha1.ReasonDomainBaking {
+		return p
+	}
+	if msg, _ := bake.Message(eds.Status.Domains, eds.Status.Bake, bakeTime(eds), now); msg != "" {
+		p.Message = msg
 	}
 	return p
 }

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
-	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,121 +55,50 @@ func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDa
 func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	obs *observation, deletions []rollout.Deletion,
 ) (int, error) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.writeConcurrency())
-	errs := make([]error, len(deletions))
-	var done atomic.Int32
-	for i, d := range deletions {
+	return r.writePods(ctx, len(deletions), func(ctx context.Context, i int) (bool, error) {
+		d := deletions[i]
 		pod := obs.pods[d.Pod]
-		g.Go(func() error {
-			// The UID precondition keeps a pod recreated under the same name safe.
-			err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID})
-			switch {
-			case err == nil:
-				done.Add(1)
-				r.expectations.Deleted(edsKey(eds), pod.UID, r.now())
-			case apierrors.IsNotFound(err):
-			default:
-				if mayHaveHappened(err) {
-					// Counted as deleted until the cache says: believed
-					// still available, it would let another pod go.
-					r.expectations.MayHaveDeleted(edsKey(eds), pod.UID, r.now())
-				}
-				r.warnRefused(ers, "FailedDelete", "Delete", err)
-				errs[i] = fmt.Errorf("deleting pod %s (%s) on node %s: %w", pod.Name, d.Reason, d.Node, err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return int(done.Load()), errors.Join(errs...)
+		// The UID precondition keeps a pod recreated under the same name safe.
+		switch err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); {
+		case err == nil:
+			r.expectations.Deleted(edsKey(eds), pod.UID, r.now())
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		default:
+			// Counted as deleted until the cache says: believed still
+			// available, it would let another pod go.
+			r.refused(ers, "FailedDelete", "Delete", err, func() { r.expectations.MayHaveDeleted(edsKey(eds), pod.UID, r.now()) })
+			return false, fmt.Errorf("deleting pod %s (%s) on node %s: %w", pod.Name, d.Reason, d.Node, err)
+		}
+	})
 }
 
 func (r *ReplicaSetReconciler) createPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	obs *observation, nodes []string,
 ) (int, error) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.writeConcurrency())
-	errs := make([]error, len(nodes))
-	var done atomic.Int32
-	for i, node := range nodes {
-		g.Go(func() error {
-			pod, err := r.newPod(eds, ers, obs, node)
-			if err == nil {
-				if err = r.Create(ctx, pod); err != nil {
-					if mayHaveHappened(err) {
-						// The pod may exist under its name: expected as
-						// if created now, no second one goes to the node
-						// until the cache shows it or the expectation
-						// expires.
-						pod.CreationTimestamp = metav1.NewTime(r.now())
-						r.expectations.MayHaveCreated(edsKey(eds), pod, r.now())
-					}
-					err = withoutGeneratedName(err)
-					r.warnRefused(ers, "FailedCreate", "Create", err)
+	return r.writePods(ctx, len(nodes), func(ctx context.Context, i int) (bool, error) {
+		pod, err := r.newPod(eds, ers, obs, nodes[i])
+		if err == nil {
+			if err = r.Create(ctx, pod); err != nil {
+				// The pod may exist under its name: expected as if created
+				// now, no second one goes to the node until the cache shows
+				// it or the expectation expires.
+				mayHave := func() {
+					pod.CreationTimestamp = metav1.NewTime(r.now())
+					r.expectations.MayHaveCreated(edsKey(eds), pod, r.now())
 				}
+				err = withoutGeneratedName(err)
+				r.refused(ers, "FailedCreate", "Create", err, mayHave)
 			}
-			if err != nil {
-				errs[i] = fmt.Errorf("creating pod on node %s: %w", node, err)
-				return nil
-			}
-			done.Add(1)
-			r.expectations.Created(edsKey(eds), pod, r.now())
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return int(done.Load()), errors.Join(errs...)
+		}
+		if err != nil {
+			return false, fmt.Errorf("creating pod on node %s: %w", nodes[i], err)
+		}
+		r.expectations.Created(edsKey(eds), pod, r.now())
+		return true, nil
+	})
 }
-
-// warnRefused tells, as a warning event on the replica set, why the API
-// server refused a write (a quota, Pod Security admission, a webhook), in
-// its own words, once per cause and interval: a refusal is retried at every
-// reconcile and would otherwise flood the events.
-func (r *ReplicaSetReconciler) warnRefused(ers *v1alpha1.ExtendedDaemonSetReplicaSet, reason, action string, err error) {
-	if r.refusals.allow(string(ers.UID)+"/"+reason+"/"+err.Error(), r.now()) {
-		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, reason, action, "%s", err.Error())
-	}
-}
-
-// mayHaveHappened says whether a write that failed with err may have been
-// carried out all the same. Only an answer of the client-error class (4xx)
-// says the API server did not; a server error, a timeout or no answer at
-// all (a connection lost) leaves it unknown, and the cache, which may lag
-// behind the API server, cannot tell yet.
-func mayHaveHappened(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true
-	}
-	code := status.Status().Code
-	return code < http.StatusBadRequest || code >= http.StatusInternalServerError
-}
-
-// withoutGeneratedName drops the name generated for a pod the API server
-// then refused from err's message: every attempt gets a new one, and a
-// message that changes at every retry would make every refusal a new cause
-// and every status write a new one.
-func withoutGeneratedName(err error) error {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return err
-	}
-	details := status.Status().Details
-	if details == nil || details.Name == "" {
-		return err
-	}
-	return &refusal{message: strings.ReplaceAll(err.Error(), fmt.Sprintf("%q ", details.Name), ""), err: err}
-}
-
-// refusal is an API server error with a message of its own.
-type refusal struct {
-	message string
-	err     error
-}
-
-func (e *refusal) Error() string { return e.message }
-func (e *refusal) Unwrap() error { return e.err }
 
 // newPod is the pod of a replica set for one node, owned by the replica
 // set and labelled with both owners' names and the template hash.
@@ -216,13 +141,6 @@ func generateName(base string) string {
 		base = base[:maxLength-randomLength]
 	}
 	return base + utilrand.String(randomLength)
-}
-
-func (r *ReplicaSetReconciler) writeConcurrency() int {
-	if r.MaxConcurrentWrites > 0 {
-		return r.MaxConcurrentWrites
-	}
-	return defaultMaxConcurrentWrites
 }
 
 func (r *ReplicaSetReconciler) now() time.Time { return store.Now(r.Clock) }

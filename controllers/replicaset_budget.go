@@ -15,18 +15,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
-// defaultProgressDeadline applies when the schema default is absent, as in
-// objects stored before it existed.
-const defaultProgressDeadline = 600 * time.Second
-
-// progressDeadline is spec.progressDeadlineSeconds.
-func progressDeadline(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
-	if s := eds.Spec.ProgressDeadlineSeconds; s != nil && *s > 0 {
-		return time.Duration(*s) * time.Second
-	}
-	return defaultProgressDeadline
-}
-
 // fitting counts the nodes template fits: what percentages of the shared
 // budgets resolve against.
 func fitting(template *corev1.PodTemplateSpec, nodes []*corev1.Node) int {

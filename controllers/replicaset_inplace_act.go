@@ -3,12 +3,9 @@ package controllers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
-	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -206,35 +203,26 @@ func (r *ReplicaSetReconciler) openGates(ctx context.Context, eds *v1alpha1.Exte
 func (r *ReplicaSetReconciler) patchPods(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	obs *observation, patches []*podPatch,
 ) (int, error) {
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.writeConcurrency())
-	errs := make([]error, len(patches))
-	var done atomic.Int32
-	for i, p := range patches {
-		g.Go(func() error {
-			pod := obs.pods[p.expected.Name]
-			patched, err := r.patchPod(ctx, pod, p)
-			switch {
-			case err == nil:
-				done.Add(1)
-				r.expectations.Patched(edsKey(eds), patched, pod.ResourceVersion, r.now())
-			case apierrors.IsNotFound(err):
-			case apierrors.IsConflict(err):
-				// Read from a cache that lagged: the next reconcile
-				// reads the pod as it is.
-				errs[i] = fmt.Errorf("%s %s: %w", p.what, pod.Name, err)
-			default:
-				if mayHaveHappened(err) {
-					r.expectations.MayHavePatched(edsKey(eds), p.expected, pod.ResourceVersion, r.now())
-				}
-				r.warnRefused(ers, "FailedUpdate", "Update", err)
-				errs[i] = fmt.Errorf("%s %s: %w", p.what, pod.Name, err)
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	return int(done.Load()), errors.Join(errs...)
+	return r.writePods(ctx, len(patches), func(ctx context.Context, i int) (bool, error) {
+		p := patches[i]
+		pod := obs.pods[p.expected.Name]
+		patched, err := r.patchPod(ctx, pod, p)
+		switch {
+		case err == nil:
+			r.expectations.Patched(edsKey(eds), patched, pod.ResourceVersion, r.now())
+			return true, nil
+		case apierrors.IsNotFound(err):
+			return false, nil
+		case apierrors.IsConflict(err):
+			// Read from a cache that lagged: the next reconcile reads the
+			// pod as it is.
+		default:
+			r.refused(ers, "FailedUpdate", "Update", err, func() {
+				r.expectations.MayHavePatched(edsKey(eds), p.expected, pod.ResourceVersion, r.now())
+			})
+		}
+		return false, fmt.Errorf("%s %s: %w", p.what, pod.Name, err)
+	})
 }
 
 // patchPod applies one patch to pod and returns the pod the API server

@@ -121,7 +121,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	}
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes), now)
 	obs.specErr = errors.Join(obs.specErr, old.refused)
-	obs.deadline = progressDeadline(eds)
+	obs.deadline = eds.Spec.ProgressDeadline()
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
 	}

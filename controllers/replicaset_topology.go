@@ -89,17 +89,3 @@ func domainStatuses(domains []rollout.DomainCounts) []v1alpha1.DomainStatus {
 	}
 	return out
 }
-
-// spreadCanary returns the canary strategy of eds with, when it names no
-// anti-affinity keys, the topology key as one: the canary then tries the
-// new template in every domain the rollout will take in turn.
-func spreadCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStrategy {
-	strategy := eds.Spec.Strategy.Canary
-	key := topologyKey(eds)
-	if strategy == nil || key == "" || len(strategy.NodeAntiAffinityKeys) > 0 {
-		return strategy
-	}
-	spread := *strategy
-	spread.NodeAntiAffinityKeys = []string{key}
-	return &spread
-}

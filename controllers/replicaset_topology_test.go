@@ -90,20 +90,6 @@ func TestTopologyValidation(t *testing.T) {
 	s.g.Expect(ok.Spec.Strategy.RollingUpdate.Topology.MaxUnavailablePerDomain).To(gomega.Equal(ptr.To(intstr.FromInt32(1))))
 }
 
-// The canary spreads across the topology key unless it names keys of its
-// own.
-func TestSpreadCanary(t *testing.T) {
-	g := gomega.NewWithT(t)
-	eds := &v1alpha1.ExtendedDaemonSet{}
-	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{}
-	g.Expect(spreadCanary(eds).NodeAntiAffinityKeys).To(gomega.BeEmpty())
-	eds.Spec.Strategy.RollingUpdate.Topology = &v1alpha1.RollingUpdateTopology{Key: zoneLabel}
-	g.Expect(spreadCanary(eds).NodeAntiAffinityKeys).To(gomega.Equal([]string{zoneLabel}))
-	g.Expect(eds.Spec.Strategy.Canary.NodeAntiAffinityKeys).To(gomega.BeEmpty(), "the spec was changed")
-	eds.Spec.Strategy.Canary.NodeAntiAffinityKeys = []string{"rack"}
-	g.Expect(spreadCanary(eds).NodeAntiAffinityKeys).To(gomega.Equal([]string{"rack"}))
-}
-
 // status.domains stays within its bound, starting where the rollout is.
 func TestDomainStatusesWindow(t *testing.T) {
 	g := gomega.NewWithT(t)

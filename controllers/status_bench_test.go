@@ -188,7 +188,7 @@ func (c *benchCluster) newObservation(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: benchNow},
 		pods:         map[string]*corev1.Pod{},
 		unresponsive: map[string]bool{},
-		deadline:     progressDeadline(c.eds),
+		deadline:     c.eds.Spec.ProgressDeadline(),
 	}
 	return obs, responsibleFor(c.eds, obs.role)
 }

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -248,3 +250,16 @@ func (in *ExtendedDaemonSet) GetConditions() []metav1.Condition { return in.Stat
 
 // SetConditions sets the status conditions.
 func (in *ExtendedDaemonSet) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// DefaultProgressDeadline applies when progressDeadlineSeconds is absent,
+// as in objects stored before its schema default existed.
+const DefaultProgressDeadline = 600 * time.Second
+
+// ProgressDeadline is progressDeadlineSeconds as a duration, its default
+// when unset.
+func (in *ExtendedDaemonSetSpec) ProgressDeadline() time.Duration {
+	if s := in.ProgressDeadlineSeconds; s != nil && *s > 0 {
+		return time.Duration(*s) * time.Second
+	}
+	return DefaultProgressDeadline
+}
