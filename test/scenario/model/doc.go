@@ -11,7 +11,8 @@
 // crash-looping containers restarting, and the controller passes run.
 //
 // The decisions are the real ones: canary.Step (with canary.ReadyAt, and
-// canary.WaitingForNodesPastDeadline for the end of a canary),
+// canary.WaitingForNodesPastDeadline for the end of a canary), the roles
+// (canary.RoleOf, canary.Running) and the canary's spread (canary.Spread),
 // rollout.Compute for every replica set and for the budget spent by the
 // other one, bake.Step and bake.Settle, placement.NewFitter,
 // placement.Unresponsive, placement.UnresponsiveIn, placement.TargetNode and
@@ -22,21 +23,22 @@
 // copies (glue.go), and is where the model can drift from the controller:
 //
 //   - chooseActive, stepCanary, canaryInput and availableOnEvery
-//     (extendeddaemonset_canary.go), with spreadCanary (topology.go);
+//     (extendeddaemonset_canary.go);
 //   - observe, addNodes, addPods, rolloutPod and rolloutParams
 //     (replicaset_observe.go), oldDaemonSetPods, orphanSelector and
-//     namesALabelValue (replicaset_handover.go), roleOf, runningCanary,
-//     responsibleFor and returnsAtOnce (replicaset_roles.go),
-//     spentElsewhere (replicaset_budget.go), topologyParams and judgeBakes
-//     (topology.go), untilUnresponsive (replicaset_controller.go);
+//     namesALabelValue (replicaset_handover.go), responsibleFor and
+//     returnsAtOnce (replicaset_roles.go), spentElsewhere
+//     (replicaset_budget.go), topologyParams and judgeBakes
+//     (replicaset_topology.go), untilUnresponsive (replicaset_controller.go);
 //   - setReplicaSetStatus, runningNodes and replicaSetProgress
 //     (replicaset_status.go), markProgress and progressed
-//     (replicaset_deadline.go), waitsForProgress (conditions.go);
+//     (replicaset_deadline.go), Progress.WaitsForProgress
+//     (internal/outcome/progress.go);
 //   - stepBake (extendeddaemonset_bake.go), sumReplicaSets
 //     (extendeddaemonset_status.go);
 //   - what ends a rollout (Ready, Stalled, or waiting for a person)
-//     follows canaryProgress, edsProgress, bakeProgress and the canary's
-//     deadline for finding nodes (setExtendedDaemonSetStatus).
+//     follows extendedDaemonSetProgress, canaryProgress, activeProgress
+//     and withBakeMessage (extendeddaemonset_status.go).
 //
 // The passes run in one of the orders the controller's events allow: the
 // ExtendedDaemonSet's, then each replica set's, oldest first, again until

@@ -134,7 +134,7 @@ func (c *Cluster) edsPass() {
 // canaryInput mirrors ExtendedDaemonSetReconciler.canaryInput.
 func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) canary.Input {
 	eds := c.eds
-	strategy := spreadCanary(eds)
+	strategy := canary.Spread(eds)
 	in := canary.Input{
 		Strategy: strategy, Annotations: eds.Annotations, Status: eds.Status.Canary,
 		LastHandledRetry: eds.Status.LastHandledRetry, ReplicaSet: current.Name,
@@ -187,18 +187,6 @@ func availableOnEvery(nodes []string, pods []*corev1.Pod, minReady time.Duration
 		}
 	}
 	return len(nodes) > 0
-}
-
-// spreadCanary mirrors the function of the same name in topology.go.
-func spreadCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStrategy {
-	strategy := eds.Spec.Strategy.Canary
-	key := topologyKey(eds)
-	if strategy == nil || key == "" || len(strategy.NodeAntiAffinityKeys) > 0 {
-		return strategy
-	}
-	spread := *strategy
-	spread.NodeAntiAffinityKeys = []string{key}
-	return &spread
 }
 
 func topologyKey(eds *v1alpha1.ExtendedDaemonSet) string {
@@ -295,30 +283,10 @@ func bakeTimeOf(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
 	return 0
 }
 
-// roleOf, runningCanary and responsibleFor mirror replicaset_roles.go.
-func roleOf(eds *v1alpha1.ExtendedDaemonSet, ers string) v1alpha1.ReplicaSetRole {
-	cs := runningCanary(eds)
-	switch {
-	case eds.Status.ActiveReplicaSet == ers:
-		return v1alpha1.ReplicaSetActive
-	case cs != nil && cs.ReplicaSet == ers:
-		return v1alpha1.ReplicaSetCanary
-	default:
-		return v1alpha1.ReplicaSetUnknown
-	}
-}
-
-func runningCanary(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.CanaryStatus {
-	if cs := eds.Status.Canary; cs != nil && !cs.Failed && cs.ReplicaSet != "" {
-		return cs
-	}
-	return nil
-}
-
 // returnsAtOnce mirrors the function of the same name in
 // replicaset_roles.go.
 func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet) func(*corev1.Pod) bool {
-	if roleOf(eds, ers.Name) != v1alpha1.ReplicaSetActive {
+	if canary.RoleOf(eds, ers.Name) != v1alpha1.ReplicaSetActive {
 		return nil
 	}
 	failed := ""
@@ -341,9 +309,11 @@ func returnsAtOnce(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemon
 	}
 }
 
+// responsibleFor mirrors the function of the same name in
+// replicaset_roles.go.
 func responsibleFor(eds *v1alpha1.ExtendedDaemonSet, role v1alpha1.ReplicaSetRole) func(node string) bool {
 	onCanary := map[string]bool{}
-	if cs := runningCanary(eds); cs != nil {
+	if cs := canary.Running(eds); cs != nil {
 		for _, n := range cs.Nodes {
 			onCanary[n] = true
 		}
@@ -378,7 +348,7 @@ type observation struct {
 func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observation {
 	eds := c.eds
 	obs := &observation{
-		role:         roleOf(eds, ers.Name),
+		role:         canary.RoleOf(eds, ers.Name),
 		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: c.now},
 		pods:         map[string]*corev1.Pod{},
 		unresponsive: map[string]bool{},
@@ -568,7 +538,7 @@ func (c *Cluster) fitting(template *corev1.PodTemplateSpec) int {
 // spentElsewhere mirrors ReplicaSetReconciler.spentElsewhere.
 func (c *Cluster) spentElsewhere(obs *observation, pods []*corev1.Pod) rollout.Spent {
 	eds := c.eds
-	cs := runningCanary(eds)
+	cs := canary.Running(eds)
 	if cs == nil {
 		return rollout.Spent{}
 	}
@@ -995,7 +965,7 @@ func (c *Cluster) sumReplicaSets(current *v1alpha1.ExtendedDaemonSetReplicaSet) 
 	st := &c.eds.Status
 	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0, 0
 	for _, s := range c.sortedSets() {
-		role := roleOf(c.eds, s.Name)
+		role := canary.RoleOf(c.eds, s.Name)
 		if role != v1alpha1.ReplicaSetActive && role != v1alpha1.ReplicaSetCanary {
 			continue
 		}

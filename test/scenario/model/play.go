@@ -206,7 +206,7 @@ func (c *Cluster) steer(a scenario.Action) {
 	target := c.steerTarget(a)
 	named := &v1alpha1.CanaryStatus{ReplicaSet: target}
 	var step int32 = 1
-	if st := runningCanary(c.eds); st != nil && st.ReplicaSet == target {
+	if st := canary.Running(c.eds); st != nil && st.ReplicaSet == target {
 		named = st
 		step = max(st.Step, 1)
 	}

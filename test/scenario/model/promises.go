@@ -158,7 +158,7 @@ func sameInstance(before, after *v1alpha1.CanaryStatus) bool {
 }
 
 // running is the instance of the running canary, nil when none runs.
-func (c *Cluster) running() *instance { return c.instanceOf(runningCanary(c.eds)) }
+func (c *Cluster) running() *instance { return c.instanceOf(canary.Running(c.eds)) }
 
 // afterEDSPass records instances and transitions, and checks a promotion
 // against the instance it ends.
@@ -171,7 +171,7 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 		// applied again at one instant): the newer one is the one found.
 		c.instances = append(c.instances, &instance{replicaSet: cs.ReplicaSet, startedAt: cs.StartedAt.Time, startOrder: c.order, told: map[string]int{}, joined: map[string]time.Time{}})
 	}
-	if cs := runningCanary(c.eds); cs != nil {
+	if cs := canary.Running(c.eds); cs != nil {
 		if inst := c.instanceOf(cs); inst != nil {
 			for name := range inst.joined {
 				if !slices.Contains(cs.Nodes, name) {
@@ -185,7 +185,7 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 			}
 		}
 	}
-	c.rolesChanged = st.ActiveReplicaSet != before.ActiveReplicaSet || !sameInstance(runningCanary(&v1alpha1.ExtendedDaemonSet{Status: *before}), runningCanary(c.eds))
+	c.rolesChanged = st.ActiveReplicaSet != before.ActiveReplicaSet || !sameInstance(canary.Running(&v1alpha1.ExtendedDaemonSet{Status: *before}), canary.Running(c.eds))
 	promoted := before.ActiveReplicaSet != "" && st.ActiveReplicaSet != before.ActiveReplicaSet && c.eds.Spec.Strategy.Canary != nil
 	var ended *instance
 	if promoted && before.Canary != nil && before.Canary.ReplicaSet == st.ActiveReplicaSet && !before.Canary.Failed {
@@ -377,7 +377,7 @@ func (c *Cluster) check() {
 	for node, n := range agents {
 		if n > 1 {
 			part := "active node"
-			if cs := runningCanary(c.eds); cs != nil && slices.Contains(cs.Nodes, node) {
+			if cs := canary.Running(c.eds); cs != nil && slices.Contains(cs.Nodes, node) {
 				part = "canary node"
 			}
 			surging = append(surging, fmt.Sprintf("%s (%s): %v", node, part, c.podsOn(node)))
@@ -402,7 +402,7 @@ func (c *Cluster) podsOn(node string) []string {
 			continue
 		}
 		rs, part := p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel], "other"
-		switch cs := runningCanary(c.eds); {
+		switch cs := canary.Running(c.eds); {
 		case rs == "":
 			part = "old"
 		case rs == c.eds.Status.ActiveReplicaSet:
