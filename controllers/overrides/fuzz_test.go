@@ -8,7 +8,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -88,16 +88,16 @@ func FuzzForNode(f *testing.F) {
 			}
 			out, mErr := json.Marshal(resources)
 			var back corev1.ResourceRequirements
-			if mErr != nil || json.Unmarshal(out, &back) != nil || !apiequality.Semantic.DeepEqual(back, resources) {
+			if mErr != nil || json.Unmarshal(out, &back) != nil || !equality.Semantic.DeepEqual(back, resources) {
 				t.Fatalf("resources of %s do not survive JSON: %s (%v) read back as %+v", container, out, mErr, back)
 			}
 		}
 		pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main"}, {Name: "untouched"}}}}
 		Apply(pod, got)
-		if !apiequality.Semantic.DeepEqual(pod.Spec.Containers[1].Resources, corev1.ResourceRequirements{}) {
+		if !equality.Semantic.DeepEqual(pod.Spec.Containers[1].Resources, corev1.ResourceRequirements{}) {
 			t.Fatalf("Apply set resources of a container it was not given")
 		}
-		if r, ok := got["main"]; ok && !apiequality.Semantic.DeepEqual(pod.Spec.Containers[0].Resources, r) {
+		if r, ok := got["main"]; ok && !equality.Semantic.DeepEqual(pod.Spec.Containers[0].Resources, r) {
 			t.Fatalf("Apply set %+v, want %+v", pod.Spec.Containers[0].Resources, r)
 		}
 	})

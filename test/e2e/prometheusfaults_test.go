@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
+	toolscache "k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 
@@ -277,7 +277,7 @@ func (s *scenario) recordHistory(name string) *edsHistory {
 	selector := fields.OneTermEqualSelector("metadata.name", name).String()
 	list, err := client.List(ctx, metav1.ListOptions{FieldSelector: selector})
 	s.g.Expect(err).NotTo(gomega.HaveOccurred())
-	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &cache.ListWatch{
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), &toolscache.ListWatch{
 		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 			opts.FieldSelector = selector
 			return client.Watch(ctx, opts)

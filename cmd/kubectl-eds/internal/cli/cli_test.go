@@ -7,7 +7,7 @@ import (
 
 	"github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -34,7 +34,7 @@ func TestExplainSaysWhatToDoNext(t *testing.T) {
 	g.Expect(err.Error()).To(gomega.And(gomega.HavePrefix("not allowed"), gomega.ContainSubstring("kubectl auth can-i --list -n agents")))
 	g.Expect(apierrors.IsForbidden(errors.Unwrap(err))).To(gomega.BeTrue(), "the API error stays inspectable")
 
-	err = Explain(&meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "extendeddaemonset.io", Kind: "ExtendedDaemonSet"}}, "ExtendedDaemonSet", key)
+	err = Explain(&apimeta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "extendeddaemonset.io", Kind: "ExtendedDaemonSet"}}, "ExtendedDaemonSet", key)
 	g.Expect(err.Error()).To(gomega.ContainSubstring("install the CRDs"))
 
 	err = Explain(errors.New("connection refused"), "ExtendedDaemonSet", key)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,7 +35,7 @@ func Explain(err error, kind string, key types.NamespacedName) error {
 	case apierrors.IsForbidden(err):
 		return fmt.Errorf("not allowed: %w; `kubectl auth can-i --list -n %s` shows what your user may do, and an ExtendedDaemonSet role must allow it",
 			err, key.Namespace)
-	case meta.IsNoMatchError(err):
+	case apimeta.IsNoMatchError(err):
 		return fmt.Errorf("the cluster does not know %ss: install the CRDs (`kubectl apply -k config/crd`) first: %w", kind, err)
 	}
 	return fmt.Errorf("reading %s %s: %w", kind, key, err)

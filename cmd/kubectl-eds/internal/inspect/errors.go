@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/kubectl-eds/internal/cli"
@@ -17,7 +17,7 @@ func explainList(err error, kind, resource, namespace string) error {
 	case namespace == "" && apierrors.IsForbidden(err):
 		return fmt.Errorf("not allowed: %w; `kubectl auth can-i list %s --all-namespaces` tells whether your user may list them everywhere; without -A only one namespace is read",
 			err, resource)
-	case apierrors.IsForbidden(err), meta.IsNoMatchError(err):
+	case apierrors.IsForbidden(err), apimeta.IsNoMatchError(err):
 		return cli.Explain(err, kind, types.NamespacedName{Namespace: namespace})
 	case namespace == "":
 		return fmt.Errorf("listing %ss in every namespace: %w", kind, err)

@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -110,10 +110,10 @@ func setKinds(obj runtime.Object) error {
 	if err := setKind(obj); err != nil {
 		return err
 	}
-	if !meta.IsListType(obj) {
+	if !apimeta.IsListType(obj) {
 		return nil
 	}
-	items, err := meta.ExtractList(obj)
+	items, err := apimeta.ExtractList(obj)
 	if err != nil {
 		return fmt.Errorf("reading the items of %T: %w", obj, err)
 	}

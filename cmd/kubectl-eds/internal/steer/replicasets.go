@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,7 +34,7 @@ func (t *target) replicaSets(ctx context.Context) (history, error) {
 	var list v1alpha1.ExtendedDaemonSetReplicaSetList
 	if err := t.c.List(ctx, &list, client.InNamespace(t.key.Namespace),
 		client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: t.key.Name}); err != nil {
-		if apierrors.IsForbidden(err) || meta.IsNoMatchError(err) {
+		if apierrors.IsForbidden(err) || apimeta.IsNoMatchError(err) {
 			return nil, cli.Explain(err, "ExtendedDaemonSetReplicaSet", t.key)
 		}
 		return nil, fmt.Errorf("listing the replica sets of %s: %w", t, err)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -72,7 +72,7 @@ func (t *target) patchAnnotations(ctx context.Context, set map[string]*string) e
 // explainWrite is cli.Explain for a write: errors a person can act on are
 // explained, others say what was being written.
 func explainWrite(err error, key types.NamespacedName, what string) error {
-	if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+	if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err) {
 		return cli.Explain(err, "ExtendedDaemonSet", key)
 	}
 	return fmt.Errorf("%s ExtendedDaemonSet %s: %w", what, key, err)
