@@ -6,12 +6,14 @@
 // and decides which is active and which runs as a canary: it observes the
 // canary's pods and nodes and takes the measurements that are due, decides
 // with canary.Step, a pure function, and records the decision in the
-// status. Status is written on every path (setExtendedDaemonSetStatus): a
-// spec the controller cannot use (stalling errors) stalls the object, any
-// other error shows as ReconcileFailed and is retried. Events and metrics
+// status. Status is computed in one place (extendeddaemonset_status.go)
+// and written on every path: a spec the controller cannot use (stalling
+// errors) stalls the object, any other error shows as ReconcileFailed and
+// is retried; then a canary, a failed bake, and the active replica set
+// decide, in that order (extendedDaemonSetProgress). Events and metrics
 // are told once the status patch succeeded, so a retried reconcile tells
 // nothing twice. The condition contract that Flux and Argo CD read lives in
-// conditions.go. With a canary analysis and a zone rollout that bakes, it
+// internal/outcome. With a canary analysis and a zone rollout that bakes, it
 // also judges each domain's bake with the same analysis (bake.Step decides,
 // the measuring code is the canary's) and records in status.bake the last
 // domain whose bake passed, which the active replica set's planner reads.
@@ -28,6 +30,16 @@
 // without progress past spec.progressDeadlineSeconds is Stalled, reason
 // ProgressDeadlineExceeded, naming its stuck nodes; nodes not Ready past a
 // grace period are left alone and do not count against the budget.
+//
+// Each file is named for the reconciler it serves (extendeddaemonset_,
+// replicaset_, setting_); setup*.go is what cmd/manager wires. What the
+// reconcilers share lives under internal/: internal/store is what a pass
+// sees (cache reads, indexes, expectations, watch predicates, settings),
+// internal/outcome how it ends (conditions, stalling errors, the status
+// patch and its pacing). Neither imports this package, rollout, canary,
+// bake or analysis; the decision packages (rollout, canary, bake,
+// placement, overrides) hold every decision as pure functions and import
+// neither internal package.
 package controllers
 
 // Permissions of the manager, from which config/rbac/role.yaml is

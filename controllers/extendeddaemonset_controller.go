@@ -12,13 +12,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -230,83 +228,4 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 	// Ready for a pass, which would tell RolledOut again after.
 	obs.pruneErr = r.pruneHistory(ctx, eds, sets, current)
 	return obs, requeue, nil
-}
-
-// replicaSets lists the replica sets eds controls, from reader.
-func (r *ExtendedDaemonSetReconciler) replicaSets(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, reader client.Reader) ([]*v1alpha1.ExtendedDaemonSetReplicaSet, error) {
-	var list v1alpha1.ExtendedDaemonSetReplicaSetList
-	if err := reader.List(ctx, &list, client.InNamespace(eds.Namespace),
-		client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds.Name}); err != nil {
-		return nil, fmt.Errorf("listing replica sets: %w", err)
-	}
-	return ownedReplicaSets(eds, list.Items), nil
-}
-
-// currentReplicaSet returns the replica set of the current template,
-// creating it when neither the cache nor the API server has it.
-func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	cached []*v1alpha1.ExtendedDaemonSetReplicaSet,
-) (*v1alpha1.ExtendedDaemonSetReplicaSet, error) {
-	hash, err := templateHash(&eds.Spec.Template)
-	if err != nil {
-		return nil, err
-	}
-	if ers := byHash(cached, hash); ers != nil {
-		return ers, nil
-	}
-	live, err := r.replicaSets(ctx, eds, r.APIReader)
-	if err != nil {
-		return nil, err
-	}
-	if ers := byHash(live, hash); ers != nil {
-		return ers, nil
-	}
-	// Numbered after every replica set the cache or the API server knows:
-	// the cache may not hold one created a moment ago.
-	ers := newReplicaSet(eds, hash, append(slices.Clone(cached), live...))
-	if err := controllerutil.SetControllerReference(eds, ers, r.Scheme()); err != nil {
-		return nil, fmt.Errorf("owning replica set: %w", err)
-	}
-	if err := r.Create(ctx, ers); err != nil {
-		return nil, fmt.Errorf("creating replica set for template %s: %w", hash, err)
-	}
-	ctrl.LoggerFrom(ctx).Info("created replica set", "replicaSet", klog.KObj(ers), "templateHash", hash)
-	r.Recorder.Eventf(eds, ers, corev1.EventTypeNormal, "ReplicaSetCreated", "Create",
-		"created replica set %s for pod template %s", ers.Name, hash)
-	return ers, nil
-}
-
-// pruneHistory deletes replica sets beyond revisionHistoryLimit that own no
-// pods any more.
-func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
-) error {
-	limit := 10
-	if eds.Spec.RevisionHistoryLimit != nil {
-		limit = int(*eds.Spec.RevisionHistoryLimit)
-	}
-	inUse := map[string]bool{current.Name: true, eds.Status.ActiveReplicaSet: true}
-	if c := canary.Running(eds); c != nil {
-		inUse[c.ReplicaSet] = true
-	}
-	if len(historyToDelete(sets, inUse, nil, limit)) == 0 {
-		// Nothing beyond the limit: the pods need not be counted, and a
-		// pass stays independent of the number of nodes.
-		return nil
-	}
-	pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
-	if err != nil {
-		return err
-	}
-	podsOf := map[string]int{}
-	for _, p := range pods {
-		podsOf[p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]]++
-	}
-	for _, ers := range historyToDelete(sets, inUse, podsOf, limit) {
-		if err := r.Delete(ctx, ers); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting old replica set %s: %w", ers.Name, err)
-		}
-		ctrl.LoggerFrom(ctx).Info("deleted old replica set", "replicaSet", klog.KObj(ers))
-	}
-	return nil
 }

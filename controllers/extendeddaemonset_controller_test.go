@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -361,7 +361,7 @@ func expectRolledOut(g gomega.Gomega, obj conditionedObject) {
 
 // kstatus is what Flux's health check reads from obj.
 func kstatus(g gomega.Gomega, obj client.Object) status.Status {
-	content, err := k8sruntime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	res, err := status.Compute(&unstructured.Unstructured{Object: content})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
