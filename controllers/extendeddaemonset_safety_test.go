@@ -152,7 +152,10 @@ func TestProgressDeadlineStallsAndClears(t *testing.T) {
 	s := newScenario(t)
 	node := s.createNode("a", nil)
 	eds := s.newEDS("agent", imageV1)
-	eds.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
+	// Long enough for the test to report the new pod's image pull error
+	// before the deadline passes on a busy machine: the stall's message
+	// tells the reason the pod shows when the deadline passes.
+	eds.Spec.ProgressDeadlineSeconds = ptr.To[int32](5)
 	_, stable := s.createRolledOut(eds, node)
 
 	s.setImage(eds, imageV2)
