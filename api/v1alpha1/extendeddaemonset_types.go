@@ -8,10 +8,16 @@ import (
 )
 
 // ExtendedDaemonSetSpec is the desired state of an ExtendedDaemonSet.
-// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Always'",message="template.spec.restartPolicy must be Always: node agents run until they are replaced",fieldPath=".template.spec.restartPolicy"
-// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.nodeName) || size(self.template.spec.nodeName) == 0",message="template.spec.nodeName must be empty: the controller puts one pod on every node the template fits; choose nodes with nodeSelector or affinity",fieldPath=".template.spec.nodeName"
-// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchLabels) || (has(self.template.metadata) && has(self.template.metadata.labels) ? self.selector.matchLabels.all(k, k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector.matchLabels[k]) : size(self.selector.matchLabels) == 0)",message="selector.matchLabels must match template.metadata.labels",fieldPath=".selector"
-// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, has(self.template.metadata) && has(self.template.metadata.labels) ? (e.operator == 'In' ? (e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'NotIn' ? !(e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'Exists' ? e.key in self.template.metadata.labels : !(e.key in self.template.metadata.labels)) : (e.operator == 'NotIn' || e.operator == 'DoesNotExist'))",message="selector.matchExpressions must match template.metadata.labels",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.template) || !has(self.template.spec) || !has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Always'",message="template.spec.restartPolicy must be Always: node agents run until they are replaced",fieldPath=".template.spec.restartPolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.template) || !has(self.template.spec) || !has(self.template.spec.nodeName) || size(self.template.spec.nodeName) == 0",message="template.spec.nodeName must be empty: the controller puts one pod on every node the template fits; choose nodes with nodeSelector or affinity",fieldPath=".template.spec.nodeName"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchLabels) || (has(self.template) && has(self.template.metadata) && has(self.template.metadata.labels) ? self.selector.matchLabels.all(k, k in self.template.metadata.labels && self.template.metadata.labels[k] == self.selector.matchLabels[k]) : size(self.selector.matchLabels) == 0)",message="selector.matchLabels must match template.metadata.labels",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.selector) || !has(self.selector.matchExpressions) || self.selector.matchExpressions.all(e, has(self.template) && has(self.template.metadata) && has(self.template.metadata.labels) ? (e.operator == 'In' ? (e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'NotIn' ? !(e.key in self.template.metadata.labels && self.template.metadata.labels[e.key] in e.values) : e.operator == 'Exists' ? e.key in self.template.metadata.labels : !(e.key in self.template.metadata.labels)) : (e.operator == 'NotIn' || e.operator == 'DoesNotExist'))",message="selector.matchExpressions must match template.metadata.labels",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="has(self.workloadRef) || (has(self.template) && has(self.template.spec) && has(self.template.spec.containers) && size(self.template.spec.containers) > 0)",message="template.spec.containers is required unless workloadRef names the DaemonSet whose pods are rolled out",fieldPath=".template"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloadRef) || !(has(self.template) && has(self.template.spec) && has(self.template.spec.containers) && size(self.template.spec.containers) > 0)",message="template and workloadRef cannot both be set: with workloadRef, the DaemonSet's own template is rolled out; leave template empty",fieldPath=".workloadRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloadRef) || !has(self.selector)",message="selector cannot be set with workloadRef: the DaemonSet's selector chooses its pods",fieldPath=".selector"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloadRef) || !has(self.strategy) || !has(self.strategy.rollingUpdate) || !has(self.strategy.rollingUpdate.maxSurge) || string(self.strategy.rollingUpdate.maxSurge) in ['0', '0%']",message="strategy.rollingUpdate.maxSurge must be 0 with workloadRef: the DaemonSet creates its pods itself, one per node, so no pod can run beside the one it replaces",fieldPath=".strategy.rollingUpdate.maxSurge"
+// +kubebuilder:validation:XValidation:rule="!has(self.workloadRef) || !has(self.strategy) || !has(self.strategy.rollingUpdate) || !has(self.strategy.rollingUpdate.type) || self.strategy.rollingUpdate.type == 'Standard'",message="strategy.rollingUpdate.type must be Standard with workloadRef: the controller only deletes the DaemonSet's pods, for it to recreate them; it cannot update them in place",fieldPath=".strategy.rollingUpdate.type"
+// +kubebuilder:validation:XValidation:rule="has(self.workloadRef) == has(oldSelf.workloadRef) && (!has(self.workloadRef) || self.workloadRef == oldSelf.workloadRef)",message="workloadRef cannot be added, removed or changed: create another ExtendedDaemonSet",fieldPath=".workloadRef"
 type ExtendedDaemonSetSpec struct {
 	// Selector selects the pods of this ExtendedDaemonSet; it must match the
 	// template labels. Unset means the template labels.
@@ -19,9 +25,20 @@ type ExtendedDaemonSetSpec struct {
 	// +optional
 	Selector *LabelSelector `json:"selector,omitempty"`
 
-	// Template is the pod that runs on every eligible node.
-	// +required
-	Template corev1.PodTemplateSpec `json:"template"`
+	// Template is the pod that runs on every eligible node. Leave it empty
+	// when workloadRef names the workload whose pods are rolled out.
+	// +optional
+	Template corev1.PodTemplateSpec `json:"template,omitempty"`
+
+	// WorkloadRef names an existing DaemonSet of the same namespace whose
+	// pods this ExtendedDaemonSet rolls out, instead of a template of its
+	// own. The DaemonSet keeps its template and creates its pods; it must
+	// use updateStrategy OnDelete, and the controller deletes its pods on
+	// the canary's nodes, then on every node within the budgets, for it to
+	// recreate them at its current template. The controller never writes
+	// the DaemonSet.
+	// +optional
+	WorkloadRef *WorkloadRef `json:"workloadRef,omitempty"`
 
 	// Strategy says how a new template reaches the nodes.
 	// +kubebuilder:default={}
@@ -51,6 +68,23 @@ type ExtendedDaemonSetSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +optional
 	ProgressDeadlineSeconds *int32 `json:"progressDeadlineSeconds,omitempty"`
+}
+
+// WorkloadRef names a workload of the same namespace.
+type WorkloadRef struct {
+	// APIVersion of the workload: apps/v1.
+	// +kubebuilder:validation:Enum=apps/v1
+	// +required
+	APIVersion string `json:"apiVersion"`
+	// Kind of the workload: DaemonSet.
+	// +kubebuilder:validation:Enum=DaemonSet
+	// +required
+	Kind string `json:"kind"`
+	// Name of the workload.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
 }
 
 // ExtendedDaemonSetState is a one-word summary for printer columns.

@@ -9,10 +9,16 @@
 //
 //	go run ./test/crdtrim DIR...
 //
+// It also makes the ExtendedDaemonSet's pod template optional below its
+// top: the containers the embedded PodSpec requires are not required of an
+// ExtendedDaemonSet whose workloadRef names the DaemonSet rolled out, and a
+// rule of our own (x-kubernetes-validations) requires them of any other.
+// controller-gen cannot drop a requirement of an embedded Kubernetes type.
+//
 // It rewrites every YAML file of each directory in place, deleting the lines
-// of those descriptions only, so the rest of controller-gen's output stays
-// byte for byte and a second run changes nothing. `make manifests` runs it
-// right after controller-gen.
+// of those descriptions and of that requirement only, so the rest of
+// controller-gen's output stays byte for byte and a second run changes
+// nothing. `make manifests` runs it right after controller-gen.
 package main
 
 import (
@@ -36,6 +42,10 @@ var embedded = []string{
 	"spec.template.metadata",
 	"spec.template.spec",
 }
+
+// optionalTemplate is the kind whose spec.template.spec requires nothing:
+// its workloadRef may name the workload instead.
+const optionalTemplate = "ExtendedDaemonSet"
 
 func main() {
 	if len(os.Args) < 2 {
@@ -61,7 +71,7 @@ func run(dirs []string) error {
 			}
 		}
 	}
-	for _, path := range embedded {
+	for _, path := range append(embedded, optionalTemplate+" spec.template.spec.required") {
 		if !found[path] {
 			return fmt.Errorf("no CRD in %s has the field %s: update the list of embedded Kubernetes types", strings.Join(dirs, ", "), path)
 		}
@@ -108,16 +118,20 @@ func trim(data []byte, found map[string]bool) ([]byte, error) {
 		if versions == nil {
 			continue
 		}
+		kind := scalar(field(field(field(doc.Content[0], "spec"), "names"), "kind"))
 		for _, version := range versions.Content {
 			root := field(field(version, "schema"), "openAPIV3Schema")
 			for _, path := range embedded {
-				schema := root
-				for _, name := range strings.Split(path, ".") {
-					schema = field(field(schema, "properties"), name)
-				}
+				schema := schemaAt(root, path)
 				if schema != nil {
 					found[path] = true
 					keys = collect(schema, false, keys)
+				}
+			}
+			if kind == optionalTemplate {
+				if key := keyOf(schemaAt(root, "spec.template.spec"), "required"); key != nil {
+					found[optionalTemplate+" spec.template.spec.required"] = true
+					keys = append(keys, key)
 				}
 			}
 		}
@@ -132,7 +146,7 @@ func trim(data []byte, found map[string]bool) ([]byte, error) {
 	}
 	// The text edit must be exactly the removal of those keys.
 	for _, doc := range docs {
-		removeDescriptions(doc, keys)
+		removeKeys(doc, keys)
 	}
 	if err := sameDocuments(docs, out); err != nil {
 		return nil, fmt.Errorf("deleting description lines did not give the expected YAML: %w", err)
@@ -173,9 +187,10 @@ func collect(s *yaml.Node, own bool, keys []*yaml.Node) []*yaml.Node {
 }
 
 // deleteLines deletes, for each key, the line of the key and the lines of
-// its value: those after it indented deeper than the key. controller-gen
-// writes block mappings, one key a line; anything else is refused rather
-// than guessed at.
+// its value: those after it indented deeper than the key, and the items of
+// a block sequence, which controller-gen writes at the key's indentation.
+// controller-gen writes block mappings, one key a line; anything else is
+// refused rather than guessed at.
 func deleteLines(data []byte, keys []*yaml.Node) ([]byte, error) {
 	lines := strings.SplitAfter(string(data), "\n")
 	drop := make([]bool, len(lines))
@@ -193,7 +208,8 @@ func deleteLines(data []byte, keys []*yaml.Node) ([]byte, error) {
 			if strings.TrimSpace(text) == "" {
 				continue
 			}
-			if len(text)-len(strings.TrimLeft(text, " ")) <= indent {
+			if depth := len(text) - len(strings.TrimLeft(text, " ")); depth < indent ||
+				depth == indent && !strings.HasPrefix(text[depth:], "- ") {
 				break
 			}
 			last = i
@@ -212,9 +228,9 @@ func deleteLines(data []byte, keys []*yaml.Node) ([]byte, error) {
 	return []byte(out.String()), nil
 }
 
-// removeDescriptions removes the given keys, and their values, from the
-// mappings of the node tree n.
-func removeDescriptions(n *yaml.Node, keys []*yaml.Node) {
+// removeKeys removes the given keys, and their values, from the mappings
+// of the node tree n.
+func removeKeys(n *yaml.Node, keys []*yaml.Node) {
 	remove := make(map[*yaml.Node]bool, len(keys))
 	for _, key := range keys {
 		remove[key] = true
@@ -259,6 +275,28 @@ func sameDocuments(docs []*yaml.Node, data []byte) error {
 		return errors.New("more documents than before")
 	case !errors.Is(err, io.EOF):
 		return err
+	}
+	return nil
+}
+
+// schemaAt is the schema of the field at path (dotted) below root, or nil.
+func schemaAt(root *yaml.Node, path string) *yaml.Node {
+	schema := root
+	for _, name := range strings.Split(path, ".") {
+		schema = field(field(schema, "properties"), name)
+	}
+	return schema
+}
+
+// keyOf returns the key node of key in the mapping m, or nil.
+func keyOf(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i]
+		}
 	}
 	return nil
 }

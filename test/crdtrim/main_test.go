@@ -13,6 +13,8 @@ kind: CustomResourceDefinition
 metadata:
   name: things.example.com
 spec:
+  names:
+    kind: ExtendedDaemonSet
   versions:
   - name: v1
     schema:
@@ -60,6 +62,8 @@ spec:
                                 writer onto a second line.
                           type: object
                         type: array
+                    required:
+                    - containers
                     type: object
                 type: object
             type: object
@@ -72,6 +76,8 @@ kind: CustomResourceDefinition
 metadata:
   name: things.example.com
 spec:
+  names:
+    kind: ExtendedDaemonSet
   versions:
   - name: v1
     schema:
@@ -125,8 +131,8 @@ func TestTrim(t *testing.T) {
 	if string(got) != trimmed {
 		t.Errorf("trimmed CRD:\n%s\nwant:\n%s", got, trimmed)
 	}
-	if !found["spec.template.metadata"] || !found["spec.template.spec"] {
-		t.Errorf("found %v, want both embedded schemas", found)
+	if !found["spec.template.metadata"] || !found["spec.template.spec"] || !found["ExtendedDaemonSet spec.template.spec.required"] {
+		t.Errorf("found %v, want both embedded schemas and the template's requirement", found)
 	}
 	again, err := trim(got, map[string]bool{})
 	if err != nil {
@@ -169,5 +175,18 @@ func TestRunNeedsEveryEmbeddedSchema(t *testing.T) {
 	}
 	if string(data) != trimmed {
 		t.Errorf("file not trimmed in place:\n%s", data)
+	}
+}
+
+// Only the ExtendedDaemonSet's template may leave its containers out: a
+// replica set's pods are always its own.
+func TestTrimKeepsTheContainersRequiredOfOtherKinds(t *testing.T) {
+	other := strings.Replace(crd, "kind: ExtendedDaemonSet\n", "kind: ExtendedDaemonSetReplicaSet\n", 1)
+	got, err := trim([]byte(other), map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(got), "                    required:\n                    - containers\n") {
+		t.Errorf("the replica set's template lost its required containers:\n%s", got)
 	}
 }
