@@ -61,11 +61,14 @@ package controllers
 // Pods are created and deleted, and patched by in-place updates (their
 // images, labels and owner, and the in-place readiness gate's condition in
 // their status); the pods of a DaemonSet being migrated from are listed
-// around the cache, and so is the DaemonSet read.
+// around the cache, and so is the DaemonSet read. DaemonSets are watched
+// for those a workloadRef names; their pods and ControllerRevisions are
+// listed around the cache, and the DaemonSet itself is never written.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=list;watch
-// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get
+// +kubebuilder:rbac:groups=apps,resources=daemonsets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=controllerrevisions,verbs=list
 //
 // One named Secret per analysis, read around the cache: listing or watching
 // every Secret of the cluster is neither needed nor wanted.

@@ -63,7 +63,7 @@ func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha
 // bakeTarget observes what a bake's analysis measures (bakeTargetOf).
 func (r *ExtendedDaemonSetReconciler) bakeTarget(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) func() (analysis.Target, error) {
 	return func() (analysis.Target, error) {
-		pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
+		pods, err := r.podsOf(ctx, eds)
 		if err != nil {
 			return analysis.Target{}, err
 		}

@@ -152,7 +152,7 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 		}
 		selector = s
 	}
-	pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
+	pods, err := r.podsOf(ctx, eds)
 	if err != nil {
 		return in, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,6 +68,9 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// canary now, not when the canary's duration ends.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfCanaryNode),
 			builder.WithPredicates(store.NodeReadinessChanged())).
+		// A DaemonSet a workloadRef names: its template's revisions, and its
+		// status, which moves with its pods.
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfDaemonSet)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -223,6 +227,11 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 	}
 	measured, untilBake := r.stepBake(ctx, eds, sets, now)
 	obs.bakeMeasured, requeue = measured, outcome.Soonest(requeue, untilBake)
+	if eds.Spec.WorkloadRef != nil && (eds.Status.Canary != nil || bakeJudging(eds)) {
+		// The canary's verdict and a bake's measure the DaemonSet's pods,
+		// which no watch of ours sees restart.
+		requeue = outcome.Soonest(requeue, store.WorkloadPoll)
+	}
 	// History that could not be pruned is retried, but says nothing of
 	// the rollout: it must not turn a rolled-out ExtendedDaemonSet not
 	// Ready for a pass, which would tell RolledOut again after.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 )
 
 // replicaSets lists the replica sets eds controls, from reader.
@@ -37,10 +38,11 @@ func (r *ExtendedDaemonSetReconciler) replicaSets(ctx context.Context, eds *v1al
 func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	cached []*v1alpha1.ExtendedDaemonSetReplicaSet,
 ) (*v1alpha1.ExtendedDaemonSetReplicaSet, error) {
-	hash, err := templateHash(&eds.Spec.Template)
+	rev, err := r.currentRevision(ctx, eds)
 	if err != nil {
 		return nil, err
 	}
+	hash := rev.Hash
 	if ers := byHash(cached, hash); ers != nil {
 		return ers, nil
 	}
@@ -53,7 +55,7 @@ func (r *ExtendedDaemonSetReconciler) currentReplicaSet(ctx context.Context, eds
 	}
 	// Numbered after every replica set the cache or the API server knows:
 	// the cache may not hold one created a moment ago.
-	ers := newReplicaSet(eds, hash, append(slices.Clone(cached), live...))
+	ers := newReplicaSet(eds, rev, append(slices.Clone(cached), live...))
 	if err := controllerutil.SetControllerReference(eds, ers, r.Scheme()); err != nil {
 		return nil, fmt.Errorf("owning replica set: %w", err)
 	}
@@ -84,7 +86,7 @@ func (r *ExtendedDaemonSetReconciler) pruneHistory(ctx context.Context, eds *v1a
 		// pass stays independent of the number of nodes.
 		return nil
 	}
-	pods, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
+	pods, err := r.podsOf(ctx, eds)
 	if err != nil {
 		return err
 	}
@@ -113,14 +115,15 @@ func templateHash(template *corev1.PodTemplateSpec) (string, error) {
 	return utilrand.SafeEncodeString(fmt.Sprint(h.Sum64()))[:10], nil
 }
 
-// newReplicaSet is the replica set of eds's current template, numbered
-// after every replica set in existing.
-func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, hash string, existing []*v1alpha1.ExtendedDaemonSetReplicaSet) *v1alpha1.ExtendedDaemonSetReplicaSet {
+// newReplicaSet is the replica set of eds's current template, rev,
+// numbered after every replica set in existing.
+func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, rev *store.Revision, existing []*v1alpha1.ExtendedDaemonSetReplicaSet) *v1alpha1.ExtendedDaemonSetReplicaSet {
+	hash := rev.Hash
 	selector := eds.Spec.Selector.DeepCopy()
 	if selector == nil {
-		selector = &v1alpha1.LabelSelector{MatchLabels: eds.Spec.Template.Labels}
+		selector = &v1alpha1.LabelSelector{MatchLabels: rev.Template.Labels}
 	}
-	return &v1alpha1.ExtendedDaemonSetReplicaSet{
+	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{
 			GenerateName: eds.Name + "-",
 			Namespace:    eds.Namespace,
@@ -135,10 +138,15 @@ func newReplicaSet(eds *v1alpha1.ExtendedDaemonSet, hash string, existing []*v1a
 		},
 		Spec: v1alpha1.ExtendedDaemonSetReplicaSetSpec{
 			Selector:           selector,
-			Template:           *eds.Spec.Template.DeepCopy(),
+			Template:           *rev.Template.DeepCopy(),
 			TemplateGeneration: hash,
 		},
 	}
+	if eds.Spec.WorkloadRef != nil {
+		// The DaemonSet's pods name their revision, and so their replica set.
+		ers.GenerateName, ers.Name = "", store.WorkloadReplicaSetName(eds.Name, hash)
+	}
+	return ers
 }
 
 // ownedReplicaSets keeps the replica sets eds controls.

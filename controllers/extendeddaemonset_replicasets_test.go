@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 )
 
 func hashTemplate() *corev1.PodTemplateSpec {
@@ -81,7 +82,7 @@ func TestNewReplicaSetCopiesTheTemplate(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "ns"},
 		Spec:       v1alpha1.ExtendedDaemonSetSpec{Template: *hashTemplate()},
 	}
-	ers := newReplicaSet(eds, "h", nil)
+	ers := newReplicaSet(eds, &store.Revision{Hash: "h", Template: eds.Spec.Template}, nil)
 	g.Expect(ers.GenerateName).To(gomega.Equal("agent-"))
 	g.Expect(ers.Namespace).To(gomega.Equal("ns"))
 	g.Expect(ers.Labels).To(gomega.Equal(map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "agent", v1alpha1.TemplateHashLabel: "h"}))
@@ -97,7 +98,7 @@ func TestNewReplicaSetCopiesTheTemplate(t *testing.T) {
 	g.Expect(eds.Spec.Template.Spec.Containers[0].Image).To(gomega.Equal("registry.k8s.io/pause:3.10"))
 
 	eds.Spec.Selector = &v1alpha1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}
-	ers = newReplicaSet(eds, "h", nil)
+	ers = newReplicaSet(eds, &store.Revision{Hash: "h", Template: eds.Spec.Template}, nil)
 	g.Expect(ers.Spec.Selector).To(gomega.Equal(eds.Spec.Selector))
 	g.Expect(ers.Spec.Selector).NotTo(gomega.BeIdenticalTo(eds.Spec.Selector))
 }
@@ -122,7 +123,7 @@ func history(names ...string) []*v1alpha1.ExtendedDaemonSetReplicaSet {
 func sameSecondHistory(names ...string) []*v1alpha1.ExtendedDaemonSetReplicaSet {
 	var out []*v1alpha1.ExtendedDaemonSetReplicaSet
 	for _, n := range names {
-		ers := newReplicaSet(&v1alpha1.ExtendedDaemonSet{}, "hash-"+n, out)
+		ers := newReplicaSet(&v1alpha1.ExtendedDaemonSet{}, &store.Revision{Hash: "hash-" + n}, out)
 		ers.Name, ers.CreationTimestamp = n, metav1.NewTime(t0)
 		out = append(out, ers)
 	}

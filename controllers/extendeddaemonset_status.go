@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
@@ -88,7 +89,7 @@ func extendedDaemonSetProgress(eds *v1alpha1.ExtendedDaemonSet, obs edsObservati
 			return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonProgressDeadlineExceeded,
 				Message: fmt.Sprintf("canary %s found no nodes to run on for %s: %s", c.ReplicaSet, deadline, c.Message)}
 		}
-		return canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now))
+		return canaryProgress(c, byName(obs.sets, c.ReplicaSet), canary.StepMessage(c, eds.Spec.Strategy.Canary, obs.now), afterFailure(eds))
 	case bake.Failed(st.Bake) && st.Bake.ReplicaSet == st.ActiveReplicaSet:
 		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonDomainBakeFailed,
 			Message: analysis.Truncate(bake.FailedMessage(st.Bake), outcome.MaxConditionMessage)}
@@ -136,7 +137,7 @@ func setCanaryConditions(eds *v1alpha1.ExtendedDaemonSet, now time.Time) {
 		}
 		return
 	}
-	p := canaryProgress(c, nil, canary.StepMessage(c, eds.Spec.Strategy.Canary, now))
+	p := canaryProgress(c, nil, canary.StepMessage(c, eds.Spec.Strategy.Canary, now), afterFailure(eds))
 	status := metav1.ConditionTrue
 	if c.Failed {
 		status = metav1.ConditionFalse
@@ -180,12 +181,37 @@ func analysisCondition(a *v1alpha1.AnalysisStatus) *metav1.Condition {
 		Message: analysis.Truncate(message, outcome.MaxConditionMessage)}
 }
 
+// afterFailure says what becomes of the nodes of a failed canary of eds.
+// A DaemonSet a workloadRef names recreates pods only at its current
+// template: the canary's nodes keep running the failed one, and no pod is
+// replaced, until its template is reverted.
+func afterFailure(eds *v1alpha1.ExtendedDaemonSet) string {
+	c := eds.Status.Canary
+	if ref := eds.Spec.WorkloadRef; ref != nil && c != nil {
+		return fmt.Sprintf("its nodes %s keep running its revision, since DaemonSet %s recreates pods only at its current template: "+
+			"no pod is replaced until the DaemonSet's template is reverted (in git) to the revision of replica set %s, which then returns them at once",
+			namedNodes(c.Nodes), ref.Name, eds.Status.ActiveReplicaSet)
+	}
+	return "its nodes run the active template again until the template changes or a retry is asked for"
+}
+
+// maxCanaryNodesNamed bounds the nodes a failed canary's message names.
+const maxCanaryNodesNamed = 5
+
+// namedNodes names the first of nodes, and counts the others.
+func namedNodes(nodes []string) string {
+	if n := len(nodes); n > maxCanaryNodesNamed {
+		return fmt.Sprintf("%s and %d more", strings.Join(nodes[:maxCanaryNodesNamed], ", "), n-maxCanaryNodesNamed)
+	}
+	return strings.Join(nodes, ", ")
+}
+
 // canaryProgress is where an ExtendedDaemonSet stands while a canary runs,
 // waits or has failed. A canary whose replica set missed its progress
 // deadline (its pods never become available) stalls the ExtendedDaemonSet
 // too. step tells where a canary with steps stands (canary.StepMessage),
 // empty without steps.
-func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet, step string) outcome.Progress {
+func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetReplicaSet, step, afterFailure string) outcome.Progress {
 	detail := ""
 	if c.Reason != "" {
 		detail = fmt.Sprintf(": %s: %s", c.Reason, c.Message)
@@ -197,7 +223,7 @@ func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetRep
 			at = fmt.Sprintf(" at step %d", c.Step)
 		}
 		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonCanaryFailed,
-			Message: fmt.Sprintf("canary %s failed%s%s; its nodes run the active template again until the template changes or a retry is asked for", c.ReplicaSet, at, detail)}
+			Message: fmt.Sprintf("canary %s failed%s%s; %s", c.ReplicaSet, at, detail, afterFailure)}
 	case c.Paused && step != "":
 		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused, Message: fmt.Sprintf("canary %s paused, %s%s", c.ReplicaSet, step, detail)}
 	case c.Paused:

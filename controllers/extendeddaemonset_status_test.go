@@ -34,7 +34,7 @@ func TestCanaryProgress(t *testing.T) {
 		{"paused beats a stuck replica set", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, stalledSet, outcome.Progressing, v1alpha1.ReasonCanaryPaused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := canaryProgress(&tc.canary, tc.ers, "")
+			p := canaryProgress(&tc.canary, tc.ers, "", "")
 			if p.Phase != tc.phase || p.Reason != tc.reason {
 				t.Fatalf("progress %d %s (%s), want %d %s", p.Phase, p.Reason, p.Message, tc.phase, tc.reason)
 			}

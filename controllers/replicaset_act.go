@@ -40,6 +40,11 @@ func (r *ReplicaSetReconciler) act(ctx context.Context, eds *v1alpha1.ExtendedDa
 	done += updated + opened
 	deleteErr = errors.Join(deleteErr, updateErr, gateErr)
 	remaining := plan.Create
+	if obs.workload {
+		// The DaemonSet creates the pods, at its template, on every node
+		// that lacks one.
+		remaining = nil
+	}
 	for batch := 1; len(remaining) > 0; batch *= 2 {
 		n := min(batch, len(remaining))
 		created, err := r.createPods(ctx, eds, ers, obs, remaining[:n])

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -83,6 +84,9 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(podStateChanged())).
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfNode),
 			builder.WithPredicates(store.NodePlacementChanged())).
+		// The pods of a DaemonSet a workloadRef names are not watched; its
+		// status moves with them.
+		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.replicaSetsOfDaemonSet)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: max(1, r.MaxConcurrentReconciles)}).
 		Complete(r)
 }
@@ -157,6 +161,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	if obs.migrating > 0 {
 		requeue = outcome.Soonest(requeue, migrationPoll)
+	}
+	if obs.workload && obs.role != v1alpha1.ReplicaSetUnknown {
+		requeue = outcome.Soonest(requeue, store.WorkloadPoll)
 	}
 	requeue = outcome.Soonest(requeue, untilUnresponsive(obs, now, r.unresponsiveGrace()))
 	return ctrl.Result{RequeueAfter: requeue}, nil

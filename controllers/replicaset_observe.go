@@ -41,6 +41,11 @@ type observation struct {
 	// migrationWaiting, when set, says why the pods of that DaemonSet may
 	// not be replaced yet; nothing is created or deleted meanwhile.
 	migrationWaiting string
+	// workload: the pods are those of the DaemonSet a workloadRef names,
+	// which creates them; workloadWaiting, when set, says why this replica
+	// set replaces none.
+	workload        bool
+	workloadWaiting string
 	// unresponsive holds the nodes not Ready for longer than the grace
 	// period; the planner leaves them alone.
 	unresponsive map[string]bool
@@ -64,7 +69,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	if err != nil {
 		return nil, err
 	}
-	cached, err := r.store.PodsOf(ctx, eds.Namespace, eds.Name)
+	cached, work, err := r.podsOf(ctx, eds, ers)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +124,9 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 			}
 		}
 	}
-	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(&eds.Spec.Template, nodes), now)
-	obs.specErr = errors.Join(obs.specErr, old.refused)
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(work.templateOr(&eds.Spec.Template), nodes), now)
+	obs.specErr = errors.Join(obs.specErr, old.refused, work.specErr)
+	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	obs.deadline = eds.Spec.ProgressDeadline()
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
@@ -142,7 +148,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		return nil, err
 	}
 	obs.input.Elsewhere = elsewhere
-	if obs.specErr != nil || obs.migrationWaiting != "" {
+	if obs.specErr != nil || obs.migrationWaiting != "" || obs.workloadWaiting != "" {
 		obs.input.Params.Frozen = true
 	}
 	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)

@@ -71,6 +71,8 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) outcom
 		return outcome.Progress{Phase: outcome.Done, Reason: v1alpha1.ReasonRolledOut, Message: "every node runs an available pod of this replica set"}
 	case obs.migrationWaiting != "":
 		return outcome.Progress{Reason: v1alpha1.ReasonWaitingForOldDaemonSet, Message: obs.migrationWaiting}
+	case obs.workloadWaiting != "":
+		return outcome.Progress{Reason: v1alpha1.ReasonWaitingForWorkload, Message: obs.workloadWaiting}
 	case params.Frozen:
 		return outcome.Progress{Reason: v1alpha1.ReasonRolloutFrozen, Message: "rollout frozen: no pod is created or deleted until it is unfrozen"}
 	case old > 0 && params.Paused:

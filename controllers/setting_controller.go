@@ -50,13 +50,18 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	before := setting.DeepCopy()
-	settings, nodes, templates, err := r.observe(ctx, setting.Namespace)
+	settings, nodes, templates, workloads, err := r.observe(ctx, setting.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	p := outcome.Progress{Phase: outcome.Done, Reason: "Valid", Message: "the overrides apply to pods created from now on"}
 	setting.Status.Status, setting.Status.Error = v1alpha1.SettingValid, ""
-	if err := overrides.Validate(settings, nodes, templates)[setting.Name]; err != nil {
+	invalid := overrides.Validate(settings, nodes, templates)[setting.Name]
+	if ref := setting.Spec.Reference; ref != nil && workloads[ref.Name] != "" {
+		invalid = fmt.Errorf("ExtendedDaemonSet %s rolls out the pods of DaemonSet %s, which creates them from its own template: "+
+			"resource overrides apply only to pods an ExtendedDaemonSet creates", ref.Name, workloads[ref.Name])
+	}
+	if err := invalid; err != nil {
 		p = outcome.Progress{Phase: outcome.Stalled, Reason: "InvalidSetting", Message: err.Error()}
 		setting.Status.Status, setting.Status.Error = v1alpha1.SettingError, err.Error()
 	}
@@ -75,17 +80,18 @@ func (r *SettingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 }
 
 // observe reads what settings are validated against: the namespace's
-// settings, the nodes, and the templates of the ExtendedDaemonSets named.
-func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1alpha1.ExtendedDaemonsetSetting, []*corev1.Node, map[string]*corev1.PodTemplateSpec, error) {
-	settings, err := store.ListSettings(ctx, r.Client, namespace)
-	if err != nil {
-		return nil, nil, nil, err
+// settings, the nodes, and the templates of the ExtendedDaemonSets named,
+// or the DaemonSet named by the workloadRef of those that have one.
+func (r *SettingReconciler) observe(ctx context.Context, namespace string) (
+	settings []v1alpha1.ExtendedDaemonsetSetting, nodes []*corev1.Node, templates map[string]*corev1.PodTemplateSpec, workloads map[string]string, err error,
+) {
+	if settings, err = store.ListSettings(ctx, r.Client, namespace); err != nil {
+		return nil, nil, nil, nil, err
 	}
-	nodes, err := store.ListNodes(ctx, r.Client)
-	if err != nil {
-		return nil, nil, nil, err
+	if nodes, err = store.ListNodes(ctx, r.Client); err != nil {
+		return nil, nil, nil, nil, err
 	}
-	templates := map[string]*corev1.PodTemplateSpec{}
+	templates, workloads = map[string]*corev1.PodTemplateSpec{}, map[string]string{}
 	for _, s := range settings {
 		if s.Spec.Reference == nil || templates[s.Spec.Reference.Name] != nil {
 			continue
@@ -93,13 +99,15 @@ func (r *SettingReconciler) observe(ctx context.Context, namespace string) ([]v1
 		eds := &v1alpha1.ExtendedDaemonSet{}
 		err := r.Get(ctx, types.NamespacedName{Namespace: namespace, Name: s.Spec.Reference.Name}, eds)
 		switch {
+		case err == nil && eds.Spec.WorkloadRef != nil:
+			workloads[eds.Name] = eds.Spec.WorkloadRef.Name
 		case err == nil:
 			templates[eds.Name] = &eds.Spec.Template
 		case !apierrors.IsNotFound(err):
-			return nil, nil, nil, fmt.Errorf("getting ExtendedDaemonSet %s: %w", s.Spec.Reference.Name, err)
+			return nil, nil, nil, nil, fmt.Errorf("getting ExtendedDaemonSet %s: %w", s.Spec.Reference.Name, err)
 		}
 	}
-	return settings, nodes, templates, nil
+	return settings, nodes, templates, workloads, nil
 }
 
 // allSettings maps any change to every setting of the namespace, or of

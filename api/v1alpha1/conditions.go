@@ -61,6 +61,10 @@ const (
 	// manages its pods; they are replaced once it is deleted with
 	// --cascade=orphan.
 	ReasonWaitingForOldDaemonSet = "WaitingForOldDaemonSet"
+	// ReasonWaitingForWorkload: the DaemonSet a workloadRef names creates
+	// pods at another template than the replica set's, which therefore
+	// replaces none (a pod it deleted would come back at that template).
+	ReasonWaitingForWorkload = "WaitingForWorkload"
 	// ReasonRollingUpdatePaused: the rolling update is paused by the user.
 	ReasonRollingUpdatePaused = "RollingUpdatePaused"
 	// ReasonInactive: a replica set that is neither active nor canary; the
