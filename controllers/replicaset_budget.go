@@ -62,7 +62,7 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 	case err != nil:
 		// Not in the cache (yet, or any more): judge its nodes by the
 		// template of the ExtendedDaemonSet, which is what they will run.
-		ers.Name, ers.Spec.Template = name, eds.Spec.Template
+		ers.Name, ers.Spec.Template = name, *obs.template
 	}
 	responsible := responsibleFor(eds, other.role)
 	other.addNodes(nodes, &ers.Spec.Template, responsible)

@@ -46,6 +46,9 @@ type observation struct {
 	// set replaces none.
 	workload        bool
 	workloadWaiting string
+	// template is what new pods of the ExtendedDaemonSet are created from:
+	// its template, or that of the DaemonSet its workloadRef names.
+	template *corev1.PodTemplateSpec
 	// unresponsive holds the nodes not Ready for longer than the grace
 	// period; the planner leaves them alone.
 	unresponsive map[string]bool
@@ -124,7 +127,8 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 			}
 		}
 	}
-	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(work.templateOr(&eds.Spec.Template), nodes), now)
+	obs.template = work.templateOr(&eds.Spec.Template)
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(obs.template, nodes), now)
 	obs.specErr = errors.Join(obs.specErr, old.refused, work.specErr)
 	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	obs.deadline = eds.Spec.ProgressDeadline()

@@ -24,8 +24,11 @@ var managerGrants = map[string][]string{
 	"/pods/status": {"patch"},
 	// One named Secret per analysis, read around the cache.
 	"/secrets": {"get"},
-	// The DaemonSet an ExtendedDaemonSet migrates from, read around the cache.
-	"apps/daemonsets": {"get"},
+	// The DaemonSet an ExtendedDaemonSet migrates from, read around the
+	// cache; those a workloadRef names, watched.
+	"apps/daemonsets": {"get", "list", "watch"},
+	// The revisions of a DaemonSet a workloadRef names, listed around the cache.
+	"apps/controllerrevisions": {"list"},
 	// The controllers' recorder writes events.k8s.io events only.
 	"events.k8s.io/events": {"create", "patch"},
 	// The metrics endpoint authenticates and authorizes its callers.

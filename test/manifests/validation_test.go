@@ -74,6 +74,9 @@ spec:
       requests: {cpu: 100m}
 `
 
+// workloadRef names the DaemonSet an ExtendedDaemonSet rolls out.
+var workloadRef = map[string]any{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent"}
+
 type mutation func(obj map[string]any)
 
 // set replaces the value at a dotted path.
@@ -177,6 +180,19 @@ var invalidCases = []invalidCase{
 	{"baseline relative increase negative", validEDS, []mutation{metrics(metric(map[string]any{"query": "up", "baseline": map[string]any{"maxRelativeIncrease": -1.0}}))}, an + ".metrics[0].baseline.maxRelativeIncrease", "greater than or equal to 0"},
 	{"setting without reference name", validSetting, []mutation{set("spec.reference.name", "")}, "spec.reference", "reference.name must name an ExtendedDaemonSet"},
 	{"setting without reference", validSetting, []mutation{del("spec.reference")}, "spec.reference", "Required value"},
+	{"template without containers nor workloadRef", validEDS, []mutation{del("spec.template.spec.containers")}, "spec.template",
+		"template.spec.containers is required unless workloadRef names the DaemonSet"},
+	{"template and workloadRef", validEDS, []mutation{del("spec.selector"), set("spec.workloadRef", workloadRef)}, "spec.workloadRef",
+		"template and workloadRef cannot both be set"},
+	{"workloadRef with a selector", validEDS, []mutation{del("spec.template"), set("spec.workloadRef", workloadRef)}, "spec.selector",
+		"selector cannot be set with workloadRef"},
+	{"workloadRef with maxSurge", validEDS, []mutation{del("spec.template"), del("spec.selector"), set("spec.workloadRef", workloadRef)},
+		"spec.strategy.rollingUpdate.maxSurge", "maxSurge must be 0 with workloadRef"},
+	{"workloadRef in place", validEDS, []mutation{del("spec.template"), del("spec.selector"), set("spec.workloadRef", workloadRef),
+		set(ru+".maxSurge", int64(0)), set(ru+".type", "InPlaceIfPossible")}, "spec.strategy.rollingUpdate.type", "type must be Standard with workloadRef"},
+	{"workloadRef of another kind", validEDS, []mutation{del("spec.template"), del("spec.selector"), set(ru+".maxSurge", int64(0)),
+		set("spec.workloadRef", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "name": "agent"})},
+		"spec.workloadRef.kind", "Unsupported value"},
 	{"setting container names not unique", validSetting, []mutation{set("spec.containers", []any{
 		map[string]any{"name": "agent", "resources": map[string]any{}},
 		map[string]any{"name": "agent", "resources": map[string]any{}},
@@ -253,5 +269,30 @@ func TestSelectorIsImmutable(t *testing.T) {
 	err := k8s.Update(ctx, obj)
 	if err == nil || !strings.Contains(err.Error(), "spec.selector: Invalid value") || !strings.Contains(err.Error(), "selector is immutable") {
 		t.Fatalf("want the selector change refused as immutable, got %v", err)
+	}
+}
+
+// An ExtendedDaemonSet may name the DaemonSet it rolls out instead of
+// giving a template, and a client that sends the empty template its Go
+// type always has (containers null) is not refused for it; the reference
+// cannot change once set.
+func TestWorkloadRefIsAcceptedAndImmutable(t *testing.T) {
+	testenv.RequireAssets(t)
+	ctx := context.Background()
+	obj := fromYAML(t, validEDS)
+	obj.SetName("workload-ref")
+	for _, change := range []mutation{
+		set("spec.template", map[string]any{"metadata": map[string]any{"creationTimestamp": nil}, "spec": map[string]any{"containers": nil}}),
+		del("spec.selector"), set(ru+".maxSurge", int64(0)), set("spec.workloadRef", workloadRef),
+	} {
+		change(obj.Object)
+	}
+	if err := create(ctx, t, obj); err != nil {
+		t.Fatalf("an ExtendedDaemonSet naming a DaemonSet was refused: %v", err)
+	}
+	set("spec.workloadRef.name", "other")(obj.Object)
+	err := k8s.Update(ctx, obj)
+	if err == nil || !strings.Contains(err.Error(), "workloadRef cannot be added, removed or changed") {
+		t.Fatalf("want the reference change refused, got %v", err)
 	}
 }
