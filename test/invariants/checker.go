@@ -7,7 +7,9 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -81,12 +83,16 @@ type Checker struct {
 	// Note receives a line for each change worth a timeline entry.
 	Note func(at time.Time, line string)
 
-	nodes   map[string]*corev1.Node
-	sets    map[string]*setState
-	pods    map[types.UID]podInfo
-	onNode  map[string]map[types.UID]bool
-	synced  bool
-	created map[string]int
+	nodes map[string]*corev1.Node
+	sets  map[string]*setState
+	// daemonSets are the DaemonSets of the namespace, by name: an
+	// ExtendedDaemonSet whose workloadRef names one runs its pods, at its
+	// template.
+	daemonSets map[string]*appsv1.DaemonSet
+	pods       map[types.UID]podInfo
+	onNode     map[string]map[types.UID]bool
+	synced     bool
+	created    map[string]int
 	// lastAvailable is when each "node/replicaSet" was last seen with an
 	// available pod on a Ready node.
 	lastAvailable map[string]time.Time
@@ -164,7 +170,7 @@ type suspect struct {
 func NewChecker(fieldManager string) *Checker {
 	return &Checker{
 		FieldManager: fieldManager,
-		nodes:        map[string]*corev1.Node{}, sets: map[string]*setState{},
+		nodes:        map[string]*corev1.Node{}, sets: map[string]*setState{}, daemonSets: map[string]*appsv1.DaemonSet{},
 		pods: map[types.UID]podInfo{}, onNode: map[string]map[types.UID]bool{}, created: map[string]int{},
 		lastAvailable: map[string]time.Time{}, reported: map[string]bool{},
 	}
@@ -275,16 +281,70 @@ func (c *Checker) ExtendedDaemonSet(eds *v1alpha1.ExtendedDaemonSet, deleted boo
 	}
 }
 
+// DaemonSet records a DaemonSet, or its deletion: the ExtendedDaemonSets
+// whose workloadRef names it want its pods where its template fits.
+func (c *Checker) DaemonSet(ds *appsv1.DaemonSet, deleted bool, _ time.Time) {
+	if deleted {
+		delete(c.daemonSets, ds.Name)
+	} else {
+		c.daemonSets[ds.Name] = ds
+	}
+	for _, s := range c.sets {
+		if ref := s.eds.Spec.WorkloadRef; ref != nil && ref.Name == ds.Name {
+			for name := range c.nodes {
+				c.place(s, name)
+			}
+			for name := range s.desired {
+				if _, ok := c.nodes[name]; !ok {
+					c.place(s, name)
+				}
+			}
+		}
+	}
+}
+
+// templateOf is the template the pods of s run: its own, or that of the
+// DaemonSet its workloadRef names (nil while that is not seen).
+func (c *Checker) templateOf(s *setState) *corev1.PodTemplateSpec {
+	ref := s.eds.Spec.WorkloadRef
+	if ref == nil {
+		return &s.eds.Spec.Template
+	}
+	if ds := c.daemonSets[ref.Name]; ds != nil {
+		return &ds.Spec.Template
+	}
+	return nil
+}
+
+// ownerOf names the ExtendedDaemonSet of a pod and its replica set: by
+// our labels, or for a pod of a DaemonSet a workloadRef names, by that
+// reference and the pod's revision. Empty for any other pod.
+func (c *Checker) ownerOf(pod *corev1.Pod) (eds, replicaSet string) {
+	if eds := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]; eds != "" {
+		return eds, pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]
+	}
+	ref := metav1.GetControllerOf(pod)
+	if ref == nil || ref.Kind != "DaemonSet" {
+		return "", ""
+	}
+	for name, s := range c.sets {
+		if w := s.eds.Spec.WorkloadRef; w != nil && w.Name == ref.Name {
+			return name, name + "-" + pod.Labels[appsv1.DefaultDaemonSetUniqueLabelKey]
+		}
+	}
+	return "", ""
+}
+
 // Pod records a pod, or its deletion. Pods of no ExtendedDaemonSet are
 // ignored.
 func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
-	eds := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel]
+	eds, replicaSet := c.ownerOf(pod)
 	if eds == "" {
 		return
 	}
 	prev, known := c.pods[pod.UID]
 	info := podInfo{
-		name: pod.Name, eds: eds, replicaSet: pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel],
+		name: pod.Name, eds: eds, replicaSet: replicaSet,
 		node: placement.TargetNode(pod), ready: RunningAndReady(pod), terminating: pod.DeletionTimestamp != nil,
 		updating: imageChanging(pod) || inPlaceGateClosed(pod), evicted: evicted(pod), restarts: restarts(pod), firstSeen: now,
 	}
@@ -370,7 +430,8 @@ func (c *Checker) Flush(now time.Time) {
 // or of the template.
 func (c *Checker) place(s *setState, name string) {
 	node, exists := c.nodes[name]
-	want := exists && nodeReady(node) && placement.NodeFit(&s.eds.Spec.Template, node).ShouldRun
+	template := c.templateOf(s)
+	want := exists && template != nil && nodeReady(node) && placement.NodeFit(template, node).ShouldRun
 	switch {
 	case want && !s.desired[name]:
 		s.desired[name] = true

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -94,7 +95,7 @@ func Start(ctx context.Context, cfg *rest.Config, namespace string, opts Options
 	m.checker.DeadlineSlack = opts.DeadlineSlack
 	m.checker.ReactionTime = opts.ReactionTime
 	m.checker.Note = m.note
-	for _, obj := range []client.Object{&corev1.Node{}, &v1alpha1.ExtendedDaemonSet{}, &corev1.Pod{}} {
+	for _, obj := range []client.Object{&corev1.Node{}, &appsv1.DaemonSet{}, &v1alpha1.ExtendedDaemonSet{}, &corev1.Pod{}} {
 		inf, err := c.GetInformer(runCtx, obj)
 		if err != nil {
 			cancel()
@@ -148,6 +149,8 @@ func (m *Monitor) handler() toolscache.ResourceEventHandler {
 				c.Node(o, deleted, now)
 			case *v1alpha1.ExtendedDaemonSet:
 				c.ExtendedDaemonSet(o, deleted, now)
+			case *appsv1.DaemonSet:
+				c.DaemonSet(o, deleted, now)
 			}
 		})
 	}
