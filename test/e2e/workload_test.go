@@ -120,7 +120,8 @@ func (s *scenario) expectNeverWritten(ds *appsv1.DaemonSet, generation int64) {
 // DaemonSet runs on the canary's node first (its pod deleted, recreated by
 // the DaemonSet at the new revision), every other node keeps the old one
 // until the canary is promoted, then the rolling update takes them all
-// within maxUnavailable. The DaemonSet is never written.
+// within maxUnavailable. A controller restarted mid-canary resumes it. The
+// DaemonSet is never written.
 func TestWorkloadRefCanaryPromotes(t *testing.T) {
 	s := newScenario(t)
 	const group = "workload-promote"
@@ -154,12 +155,19 @@ func TestWorkloadRefCanaryPromotes(t *testing.T) {
 		versions := s.versionsOn(g, ds)
 		g.Expect(versions).To(gomega.HaveKeyWithValue(canaryNodes[0], agentImage("v2")))
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+	// A controller restarted mid-canary resumes it as it was: the state
+	// lives in the status, the revisions in the DaemonSet's history.
+	before := *s.get(eds).Status.Canary
+	s.g.Expect(env.RestartControllers(s.ctx)).To(gomega.Succeed())
 	// While the canary runs, the other nodes keep the stable revision.
 	s.g.Consistently(func(g gomega.Gomega) {
 		latest := s.get(eds)
 		if latest.Status.Canary == nil {
 			return // promoted meanwhile
 		}
+		g.Expect(latest.Status.Canary.ReplicaSet).To(gomega.Equal(before.ReplicaSet))
+		g.Expect(latest.Status.Canary.Nodes).To(gomega.Equal(before.Nodes))
+		g.Expect(latest.Status.Canary.StartedAt.Equal(before.StartedAt)).To(gomega.BeTrue(), "the canary started over")
 		for node, image := range s.versionsOn(g, ds) {
 			if !slices.Contains(canaryNodes, node) {
 				g.Expect(image).To(gomega.Equal(agentImage("v1")), "node %s left the stable revision during the canary", node)
@@ -179,13 +187,23 @@ func TestWorkloadRefCanaryPromotes(t *testing.T) {
 	s.expectNeverWritten(ds, generation)
 }
 
-// A canary of a DaemonSet's new revision that fails stops everything: no
-// pod beyond the canary's node is deleted, the ExtendedDaemonSet is
-// Stalled, naming the node that keeps the failed revision and saying that
-// reverting the DaemonSet's template returns it. The revert does, at once,
-// without a canary.
+// A canary of a DaemonSet's new revision that its analysis fails, measured
+// by a real Prometheus, stops everything: no pod beyond the canary's node
+// is deleted, the ExtendedDaemonSet is Stalled, naming the node that keeps
+// the failed revision and saying that reverting the DaemonSet's template
+// returns it. The revert does, at once, without a canary.
 func TestWorkloadRefFailedCanaryHoldsUntilReverted(t *testing.T) {
 	s := newScenario(t)
+	m := s.startMetrics()
+	// The new revision answers half its requests with errors.
+	m.setTraffic(func(pod *corev1.Pod) map[string]float64 {
+		if pod.Spec.Containers[0].Image == agentImage("v2") {
+			return requests(10, 0.5)
+		}
+		return requests(10, 0)
+	})
+	analysis := m.analysisOf(errorRateMetric("error-rate", 0.05))
+	analysis.FailureLimit = ptr.To[int32](1)
 	const group = "workload-fail"
 	nodes := []string{"e2e-workload-fail-0", "e2e-workload-fail-1", "e2e-workload-fail-2"}
 	s.addNodeGroup(group, nodes...)
@@ -193,8 +211,7 @@ func TestWorkloadRefFailedCanaryHoldsUntilReverted(t *testing.T) {
 	s.g.Expect(env.Client.Create(s.ctx, ds)).To(gomega.Succeed())
 	s.expectDaemonSetOn(ds, "v1", nodes)
 	eds := s.create(referencing(ds, &v1alpha1.CanaryStrategy{
-		Replicas: ptr.To(intstr.FromInt32(1)), Duration: &metav1.Duration{Duration: 5 * time.Minute},
-		AutoFail: &v1alpha1.CanaryAutoFail{MaxRestarts: ptr.To[int32](2)},
+		Replicas: ptr.To(intstr.FromInt32(1)), Duration: &metav1.Duration{Duration: 5 * time.Minute}, Analysis: analysis,
 	}))
 	s.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(kstatusOf(g, s.get(eds)).Status).To(gomega.Equal(status.CurrentStatus))
@@ -202,19 +219,11 @@ func TestWorkloadRefFailedCanaryHoldsUntilReverted(t *testing.T) {
 
 	s.setDaemonSetVersion(ds, "v2")
 	var canaryNode string
-	var canaryPod corev1.Pod
 	s.g.Eventually(func(g gomega.Gomega) {
 		latest := s.get(eds)
 		g.Expect(latest.Status.Canary).NotTo(gomega.BeNil())
 		g.Expect(latest.Status.Canary.Nodes).To(gomega.HaveLen(1))
 		canaryNode = latest.Status.Canary.Nodes[0]
-		found := false
-		for _, pod := range s.daemonSetPods(g, ds) {
-			if pod.Spec.NodeName == canaryNode && pod.DeletionTimestamp == nil && pod.Spec.Containers[0].Image == agentImage("v2") {
-				canaryPod, found = pod, true
-			}
-		}
-		g.Expect(found).To(gomega.BeTrue(), "the DaemonSet recreated the canary node's pod at v2")
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
 	stableUIDs := map[string]string{}
 	s.g.Eventually(func(g gomega.Gomega) {
@@ -226,24 +235,13 @@ func TestWorkloadRefFailedCanaryHoldsUntilReverted(t *testing.T) {
 		g.Expect(stableUIDs).To(gomega.HaveLen(len(nodes) - 1))
 	}).Should(gomega.Succeed())
 
-	// The agent crash-loops on the canary's node, as a kubelet reports.
-	s.g.Eventually(func() error {
-		latest := &corev1.Pod{}
-		if err := env.Client.Get(s.ctx, client.ObjectKeyFromObject(&canaryPod), latest); err != nil {
-			return err
-		}
-		for i := range latest.Status.ContainerStatuses {
-			latest.Status.ContainerStatuses[i].RestartCount = 5
-		}
-		return env.Client.Status().Update(s.ctx, latest)
-	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
-
 	s.g.Eventually(func(g gomega.Gomega) {
 		latest := s.get(eds)
 		stalled := apimeta.FindStatusCondition(latest.Status.Conditions, v1alpha1.StalledCondition)
 		g.Expect(stalled).NotTo(gomega.BeNil())
 		g.Expect(stalled.Reason).To(gomega.Equal(v1alpha1.ReasonCanaryFailed))
-		g.Expect(stalled.Message).To(gomega.And(gomega.ContainSubstring(canaryNode), gomega.ContainSubstring("reverted")))
+		g.Expect(stalled.Message).To(gomega.And(gomega.ContainSubstring(canaryNode), gomega.ContainSubstring("reverted"),
+			gomega.ContainSubstring("error-rate")))
 		g.Expect(kstatusOf(g, latest).Status).To(gomega.Equal(status.FailedStatus))
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
 	// Nothing else moves: a pod deleted would come back at the failed revision.
@@ -284,4 +282,77 @@ func TestWorkloadRefStallsOnARollingUpdateDaemonSet(t *testing.T) {
 	eds := s.create(referencing(ds, nil))
 	s.expectStalled(eds, v1alpha1.ReasonInvalidSpec, "spec.updateStrategy.type", "OnDelete")
 	s.expectNeverWritten(ds, 1)
+}
+
+// A DaemonSet's new revision through canary steps, then zone by zone: the
+// steps grow the canary on the DaemonSet's pods, and once promoted the
+// zones go one at a time, in order, never more than one node of a zone
+// without an available agent, as the DaemonSet's own pods show (the
+// invariant monitor holds the budgets meanwhile).
+func TestWorkloadRefStepsThenZoneByZone(t *testing.T) {
+	s := newScenario(t)
+	const group = "workload-zones"
+	nodes, zoneOf := s.addZonedNodes(group)
+	ds := agentDaemonSet(s.ns, "agent", group, "v1")
+	s.g.Expect(env.Client.Create(s.ctx, ds)).To(gomega.Succeed())
+	s.expectDaemonSetOn(ds, "v1", nodes)
+	eds := referencing(ds, &v1alpha1.CanaryStrategy{Steps: []v1alpha1.CanaryStep{
+		{Replicas: intstr.FromInt32(1), Duration: &metav1.Duration{Duration: 5 * time.Second}},
+		{Replicas: intstr.FromInt32(2), Duration: &metav1.Duration{Duration: 5 * time.Second}},
+	}})
+	eds.Spec.Strategy.RollingUpdate.MaxUnavailable = ptr.To(intstr.FromInt32(2 * nodesPerZone))
+	eds.Spec.Strategy.RollingUpdate.Topology = &v1alpha1.RollingUpdateTopology{Key: corev1.LabelTopologyZone}
+	eds = s.create(eds)
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(kstatusOf(g, s.get(eds)).Status).To(gomega.Equal(status.CurrentStatus))
+	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+
+	s.setDaemonSetVersion(ds, "v2")
+	var steps []int32
+	var canaryNodes []string
+	zoneStarted := map[string]time.Time{}
+	maxZoneDown := 0
+	s.g.Eventually(func(g gomega.Gomega) {
+		latest := s.get(eds)
+		if c := latest.Status.Canary; c != nil {
+			if len(steps) == 0 || steps[len(steps)-1] != c.Step {
+				steps = append(steps, c.Step)
+			}
+			canaryNodes = c.Nodes
+		}
+		down := map[string]int{}
+		live := map[string]bool{}
+		for _, pod := range s.daemonSetPods(g, ds) {
+			if pod.DeletionTimestamp == nil && podReady(&pod) {
+				live[pod.Spec.NodeName] = true
+			}
+			if pod.Spec.Containers[0].Image == agentImage("v2") && !slices.Contains(canaryNodes, pod.Spec.NodeName) {
+				if _, ok := zoneStarted[zoneOf[pod.Spec.NodeName]]; !ok {
+					zoneStarted[zoneOf[pod.Spec.NodeName]] = time.Now()
+				}
+			}
+		}
+		for _, node := range nodes {
+			if !live[node] {
+				down[zoneOf[node]]++
+			}
+		}
+		for _, n := range down {
+			maxZoneDown = max(maxZoneDown, n)
+		}
+		g.Expect(latest.Status.Canary).To(gomega.BeNil())
+		g.Expect(kstatusOf(g, latest).Status).To(gomega.Equal(status.CurrentStatus))
+		g.Expect(latest.Status.UpToDate).To(gomega.BeEquivalentTo(len(nodes)))
+	}).WithTimeout(2 * rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
+	s.expectDaemonSetOn(ds, "v2", nodes)
+	s.t.Logf("canary steps seen %v on %v; zones started %v; at most %d nodes of one zone without an available agent", steps, canaryNodes, zoneStarted, maxZoneDown)
+	s.g.Expect(steps).To(gomega.ContainElements(int32(1), int32(2)), "both canary steps ran")
+	s.g.Expect(maxZoneDown).To(gomega.BeNumerically("<=", 1), "nodes of one zone without an available agent at once")
+	var order []string
+	for zone := range zoneStarted {
+		order = append(order, zone)
+	}
+	slices.SortFunc(order, func(a, b string) int { return zoneStarted[a].Compare(zoneStarted[b]) })
+	// A zone whose nodes all ran the canary starts no rollout of its own.
+	s.g.Expect(slices.IsSorted(order)).To(gomega.BeTrue(), "zones started in order: %v", order)
 }
