@@ -152,10 +152,7 @@ func TestProgressDeadlineStallsAndClears(t *testing.T) {
 	s := newScenario(t)
 	node := s.createNode("a", nil)
 	eds := s.newEDS("agent", imageV1)
-	// Long enough for the test to report the new pod's image pull error
-	// before the deadline passes on a busy machine: the stall's message
-	// tells the reason the pod shows when the deadline passes.
-	eds.Spec.ProgressDeadlineSeconds = ptr.To[int32](5)
+	eds.Spec.ProgressDeadlineSeconds = ptr.To[int32](2)
 	_, stable := s.createRolledOut(eds, node)
 
 	s.setImage(eds, imageV2)
@@ -177,6 +174,11 @@ func TestProgressDeadlineStallsAndClears(t *testing.T) {
 		st.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: imageV2,
 			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull"}}}}
 	})
+	// A waiting reason alone wakes no reconcile (the pod watch drops what
+	// the planner does not read), and on a busy machine the deadline may
+	// pass before the test reports the pull error: a spec change makes the
+	// replica set look again, with the reason in its cache.
+	s.updateEDS(eds, func(e *v1alpha1.ExtendedDaemonSet) { e.Spec.ProgressDeadlineSeconds = ptr.To[int32](3) })
 	s.g.Eventually(func(g gomega.Gomega) {
 		e := s.getEDS(g, eds.Name)
 		g.Expect(conditions.GetMessage(e, v1alpha1.StalledCondition)).To(gomega.ContainSubstring("pod " + next.Name + " not ready: ErrImagePull"))
