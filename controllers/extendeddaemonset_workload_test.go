@@ -82,8 +82,16 @@ func (d *daemonSetSim) sync() {
 		Revision: d.revision,
 	}
 	g.Expect(k8s.Create(ctx, cr)).To(gomega.Succeed())
+	d.observe()
+}
+
+// observe records that the DaemonSet's controller saw its generation: a
+// change of anything but the template makes no revision.
+func (d *daemonSetSim) observe() {
+	d.s.t.Helper()
+	d.s.g.Expect(k8s.Get(d.s.ctx, client.ObjectKeyFromObject(d.ds), d.ds)).To(gomega.Succeed())
 	d.ds.Status.ObservedGeneration = d.ds.Generation
-	g.Expect(k8s.Status().Update(ctx, d.ds)).To(gomega.Succeed())
+	d.s.g.Expect(k8s.Status().Update(d.s.ctx, d.ds)).To(gomega.Succeed())
 }
 
 // pods returns the DaemonSet's pods, by node.
@@ -183,7 +191,7 @@ func TestWorkloadRefStallsUntilTheDaemonSetIsOnDelete(t *testing.T) {
 	s.g.Expect(k8s.Get(s.ctx, client.ObjectKeyFromObject(sim.ds), sim.ds)).To(gomega.Succeed())
 	sim.ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType}
 	s.g.Expect(k8s.Update(s.ctx, sim.ds)).To(gomega.Succeed())
-	sim.sync()
+	sim.observe()
 	sim.reconcile()
 	eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: s.ns}}
 	eds.Spec.WorkloadRef = &v1alpha1.WorkloadRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: sim.ds.Name}
@@ -198,7 +206,7 @@ func TestWorkloadRefStallsUntilTheDaemonSetIsOnDelete(t *testing.T) {
 	s.g.Expect(k8s.Get(s.ctx, client.ObjectKeyFromObject(sim.ds), sim.ds)).To(gomega.Succeed())
 	sim.ds.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
 	s.g.Expect(k8s.Update(s.ctx, sim.ds)).To(gomega.Succeed())
-	sim.sync()
+	sim.observe()
 	s.g.Eventually(func(g gomega.Gomega) { expectRolledOut(g, s.getEDS(g, eds.Name)) }).Should(gomega.Succeed())
 }
 
