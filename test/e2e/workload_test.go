@@ -340,6 +340,9 @@ func TestWorkloadRefStepsThenZoneByZone(t *testing.T) {
 		for _, n := range down {
 			maxZoneDown = max(maxZoneDown, n)
 		}
+		// Until the canary was seen, the status may still be the last
+		// rollout's.
+		g.Expect(steps).NotTo(gomega.BeEmpty(), "no canary seen yet")
 		g.Expect(latest.Status.Canary).To(gomega.BeNil())
 		g.Expect(kstatusOf(g, latest).Status).To(gomega.Equal(status.CurrentStatus))
 		g.Expect(latest.Status.UpToDate).To(gomega.BeEquivalentTo(len(nodes)))
