@@ -31,6 +31,14 @@
 // ProgressDeadlineExceeded, naming its stuck nodes; nodes not Ready past a
 // grace period are left alone and do not count against the budget.
 //
+// An ExtendedDaemonSet whose workloadRef names an OnDelete DaemonSet keeps a
+// replica set per revision of the DaemonSet's template
+// (extendeddaemonset_workload.go) and takes the DaemonSet's pods for pods of
+// the replica set of their revision. Its replica sets only delete pods, and
+// only the one of the DaemonSet's current template does
+// (replicaset_workload.go): the DaemonSet recreates every pod deleted, at
+// that template. Every decision is the same pure one as for pods of its own.
+//
 // Each file is named for the reconciler it serves (extendeddaemonset_,
 // replicaset_, setting_); setup*.go is what cmd/manager wires. What the
 // reconcilers share lives under internal/: internal/store is what a pass

@@ -4,7 +4,9 @@
 // pods and nodes in place), the expectations of pod writes the cache does
 // not show yet (Expectations), the predicates that keep node and pod
 // events that change nothing from waking a reconcile, the settings lookup,
-// and the mapping of listed objects to reconcile requests.
+// the mapping of listed objects to reconcile requests, and what a
+// workloadRef names (the DaemonSet, its current revision and its pods, taken
+// for pods of the replica set of their revision).
 //
 // It may import the API types, Flux's runtime, controller-runtime and the
 // placement and overrides packages. It never imports package controllers,
