@@ -154,7 +154,7 @@ var invalidCases = []invalidCase{
 	{"selector over template without labels", validEDS, []mutation{del("spec.template.metadata.labels")}, "spec.selector", "must match template.metadata.labels"},
 	{"template restartPolicy Never", validEDS, []mutation{set("spec.template.spec.restartPolicy", "Never")}, "spec.template.spec.restartPolicy", "must be Always"},
 	{"template pinned to one node", validEDS, []mutation{set("spec.template.spec.nodeName", "node-3")}, "spec.template.spec.nodeName", "must be empty"},
-	{"template missing", validEDS, []mutation{del("spec.template")}, "spec.template", "Required value"},
+	{"template missing", validEDS, []mutation{del("spec.template")}, "spec.template", "template.spec.containers is required unless workloadRef names the DaemonSet"},
 	{"minReadySeconds negative", validEDS, []mutation{set("spec.minReadySeconds", int64(-5))}, "spec.minReadySeconds", "greater than or equal to 0"},
 	{"revisionHistoryLimit negative", validEDS, []mutation{set("spec.revisionHistoryLimit", int64(-1))}, "spec.revisionHistoryLimit", "greater than or equal to 0"},
 	{"analysis address not http", validEDS, []mutation{set(an+".provider.prometheus.address", "ftp://prometheus:9090")}, an + ".provider.prometheus.address", "http or https URL"},
