@@ -51,6 +51,11 @@ const (
 	// when a person failed it since it started; a value left from an
 	// earlier instance acts on nothing.
 	FailedByNobody Kind = "failed-by-nobody"
+	// FailedHolds: with a workloadRef, once a canary fails the controller
+	// deletes no pod on a node outside that canary's until the
+	// DaemonSet's template changes or a person asks for a retry: the
+	// DaemonSet would recreate it at the failed template.
+	FailedHolds Kind = "failed-holds"
 )
 
 // Violation is a broken promise.
@@ -89,6 +94,21 @@ type promises struct {
 	// rolesChanged: the last ExtendedDaemonSet pass changed the active
 	// replica set or the running canary.
 	rolesChanged bool
+	// failedHold, with a workloadRef, is the failed canary that holds
+	// every other node, until the DaemonSet's template changes or a retry
+	// is given; nil when none does.
+	failedHold *failedHold
+	// failToCheck is a canary instance a person failed while the
+	// ExtendedDaemonSet's pass could not decide, checked at the next pass
+	// that does.
+	failToCheck *instance
+}
+
+// failedHold is a failed canary of the DaemonSet's pods: its replica set
+// and its nodes.
+type failedHold struct {
+	replicaSet string
+	nodes      []string
 }
 
 // instance is one run of a canary: a replica set and the start its status
@@ -206,6 +226,13 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 	if promoted {
 		c.checkPromotion(before, ended)
 	}
+	if inst := c.failToCheck; inst != nil {
+		c.failToCheck = nil
+		c.checkFailed(inst)
+	}
+	if cs := st.Canary; c.workload != nil && transition == canary.Failed && cs != nil {
+		c.failedHold = &failedHold{replicaSet: cs.ReplicaSet, nodes: slices.Clone(cs.Nodes)}
+	}
 	if cs := st.Canary; transition == canary.Failed && cs != nil && cs.Reason == canary.ReasonManual {
 		if inst := c.instanceOf(cs); inst != nil {
 			if at, ok := c.givenAt[cs.ReplicaSet][scenario.FailCanary]; !ok || at < inst.startOrder {
@@ -243,7 +270,7 @@ func (c *Cluster) checkSpec() {
 
 func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst *instance) {
 	rs := c.eds.Status.ActiveReplicaSet
-	if c.fitting(&c.eds.Spec.Template) == 0 {
+	if tmpl := c.peopleTemplate(); c.fitting(&tmpl) == 0 {
 		// No node runs the template: there is nothing to canary, and
 		// nothing to wait for.
 		return
@@ -304,7 +331,7 @@ func (c *Cluster) judgedNodes(rs string, nodes []string) int {
 			continue
 		}
 		for _, p := range c.pods {
-			if placement.TargetNode(p) == name && p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == rs && podReady(p) {
+			if placement.TargetNode(p) == name && replicaSetOf(p) == rs && podReady(p) {
 				n++
 				break
 			}
@@ -320,6 +347,10 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 		return
 	}
 	node := placement.TargetNode(pod)
+	if h := c.failedHold; h != nil && !slices.Contains(h.nodes, node) {
+		c.violate(FailedHolds, fmt.Sprintf("deleted pod %s on node %s as %s after canary %s failed on %v, the DaemonSet's template unchanged: %s",
+			pod.Name, node, reason, h.replicaSet, h.nodes, c.describe()))
+	}
 	if !podReady(pod) {
 		return
 	}
@@ -350,7 +381,8 @@ func (c *Cluster) check() {
 			available[node] = true
 		}
 	}
-	fitter := c.fitter(&c.eds.Spec.Template)
+	tmpl := c.peopleTemplate()
+	fitter := c.fitter(&tmpl)
 	total, zones := 0, map[string]int{}
 	for node := range c.disrupted {
 		n := c.node(node)
@@ -401,7 +433,7 @@ func (c *Cluster) podsOn(node string) []string {
 		if placement.TargetNode(p) != node || p.DeletionTimestamp != nil || !agent(p) {
 			continue
 		}
-		rs, part := p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel], "other"
+		rs, part := replicaSetOf(p), "other"
 		switch cs := canary.Running(c.eds); {
 		case rs == "":
 			part = "old"
@@ -429,6 +461,10 @@ func keys(m map[string]bool) []string {
 // there).
 func (c *Cluster) ended() string {
 	st := c.eds.Status
+	if c.edsErr != nil {
+		// The status says ReconcileFailed, retried: Progressing.
+		return ""
+	}
 	if c.specErr != nil {
 		return "Stalled: " + c.specErr.Error()
 	}
@@ -476,9 +512,25 @@ func (c *Cluster) ended() string {
 }
 
 // checkFailed checks that the canary instance a person just failed is no
-// longer running.
+// longer running. A pass that could not tell the current replica set (the
+// DaemonSet's revision not recorded yet) decided nothing, the canary's
+// steering among it, and nothing was created or deleted meanwhile (no
+// replica set runs the DaemonSet's new template): the first pass that
+// decides must have acted on it.
 func (c *Cluster) checkFailed(inst *instance) {
+	if c.edsErr != nil {
+		c.failToCheck = inst
+		return
+	}
 	if c.running() == inst {
 		c.violate(FailIgnored, fmt.Sprintf("canary %s still runs after a person failed it: %s", inst.replicaSet, c.describe()))
 	}
 }
+
+// daemonSetTemplateChanged: a person changed the template of the
+// DaemonSet a workloadRef names, which lifts a failed canary's hold.
+func (p *promises) daemonSetTemplateChanged() { p.failedHold = nil }
+
+// retryGiven: a person asked for a retry, which may start the failed
+// canary again or, without a canary, roll its template out.
+func (p *promises) retryGiven() { p.failedHold = nil }
