@@ -25,9 +25,11 @@
 // to leave alone. Surge, the handover, a selector of its own, in-place
 // updates and settings are refused with a workloadRef, and off. The
 // promises hold there too, the DaemonSet's pods being the agents (the only
-// pods the controller may delete), plus one of that mode's own: once a
-// canary fails, no pod is deleted on a node outside it until the
-// DaemonSet's template changes or a person asks for a retry.
+// pods the controller may delete), plus two of that mode's own: a pod is
+// deleted only where the template the DaemonSet brings it back at is
+// allowed (the active replica set's, or the running canary's on its
+// nodes); and once a canary fails, no pod is deleted on a node outside it
+// until the DaemonSet's template changes or a person asks for a retry.
 //
 // The decisions are the real ones: canary.Step (with canary.ReadyAt, and
 // canary.WaitingForNodesPastDeadline for the end of a canary), the roles

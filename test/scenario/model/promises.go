@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
@@ -56,6 +57,11 @@ const (
 	// DaemonSet's template changes or a person asks for a retry: the
 	// DaemonSet would recreate it at the failed template.
 	FailedHolds Kind = "failed-holds"
+	// Unjudged: with a workloadRef, the controller deletes a pod only
+	// where what the DaemonSet brings back is allowed there: the active
+	// replica set's template anywhere, the running canary's on its nodes.
+	// Anywhere else it would spread a template nobody judged.
+	Unjudged Kind = "unjudged"
 )
 
 // Violation is a broken promise.
@@ -347,6 +353,7 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 		return
 	}
 	node := placement.TargetNode(pod)
+	c.checkBroughtBack(pod, node, reason)
 	if h := c.failedHold; h != nil && !slices.Contains(h.nodes, node) {
 		c.violate(FailedHolds, fmt.Sprintf("deleted pod %s on node %s as %s after canary %s failed on %v, the DaemonSet's template unchanged: %s",
 			pod.Name, node, reason, h.replicaSet, h.nodes, c.describe()))
@@ -360,6 +367,26 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 		}
 	}
 	c.disrupted[node] = true
+}
+
+// checkBroughtBack checks, with a workloadRef, that the template the
+// DaemonSet recreates the deleted pod at is one the rollout allows on its
+// node.
+func (c *Cluster) checkBroughtBack(pod *corev1.Pod, node, reason string) {
+	if c.workload == nil {
+		return
+	}
+	back := c.workload.spec()
+	if active := c.sets[c.eds.Status.ActiveReplicaSet]; active != nil && equality.Semantic.DeepEqual(&active.Spec.Template, &back) {
+		return
+	}
+	if cs := canary.Running(c.eds); cs != nil && slices.Contains(cs.Nodes, node) {
+		if ers := c.sets[cs.ReplicaSet]; ers != nil && equality.Semantic.DeepEqual(&ers.Spec.Template, &back) {
+			return
+		}
+	}
+	c.violate(Unjudged, fmt.Sprintf("deleted pod %s on node %s as %s, which the DaemonSet brings back at its template %d, neither the active replica set's nor a running canary's of that node: %s",
+		pod.Name, node, reason, c.workload.template, c.describe()))
 }
 
 // check checks the budgets, the agents per node and the counters.

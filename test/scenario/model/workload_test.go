@@ -112,3 +112,15 @@ func TestAFailGivenWhileTheRevisionIsPending(t *testing.T) {
 		t.Errorf("%s\n%s%s", v, scenario.Story(seq), traceOf(cfg, seq))
 	}
 }
+
+func TestUnjudgedIsCaught(t *testing.T) {
+	c := rolledOut(t, Config{Workload: true})
+	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+	c.Do(scenario.Action{Kind: scenario.Wait, Delay: 30 * time.Second})
+	other := c.nodes[len(c.nodes)-1].Name
+	if c.eds.Status.Canary.Nodes[0] == other {
+		other = c.nodes[0].Name
+	}
+	c.deleting(agentPodOn(c, other), "test")
+	wantViolation(t, c, Unjudged)
+}
