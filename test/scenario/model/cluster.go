@@ -67,6 +67,13 @@ type Config struct {
 	// Steps, Topology, Manual and Analysis are the settings turned on at
 	// the start (a canary always is).
 	Steps, Topology, Manual, Analysis bool
+	// Workload: the ExtendedDaemonSet has no template of its own; its
+	// workloadRef names a DaemonSet updated OnDelete, whose template the
+	// template changes change and whose controller creates the pods.
+	// MaxSurge, Handover, SelectorUnset and BarePod are ignored (the API
+	// refuses what they stand for), and so are the in-place and handover
+	// toggles.
+	Workload bool
 }
 
 func (c Config) withDefaults() Config {
@@ -78,6 +85,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxUnavailable <= 0 {
 		c.MaxUnavailable = 1
+	}
+	if c.Workload {
+		c.MaxSurge, c.Handover, c.SelectorUnset, c.BarePod = 0, false, false, false
 	}
 	return c
 }
@@ -101,10 +111,13 @@ type Cluster struct {
 	templateOf map[string]int
 	// ds is the DaemonSet being taken over, nil when there is none (or
 	// it was deleted with --cascade=orphan).
-	ds       *oldDaemonSet
+	ds *oldDaemonSet
+	// workload is the DaemonSet the workloadRef names, nil without one.
+	workload *workloadDaemonSet
 	progress map[string]progress
-	// specErr is the error of the last canary step, when there was one.
-	specErr error
+	// specErr is the error of the last canary step, when there was one;
+	// edsErr the error that ended the last ExtendedDaemonSet pass early.
+	specErr, edsErr error
 
 	fitters map[int]*placement.Fitter
 	// requeueAt is the soonest pass a pass asked for, zero for none.
@@ -154,6 +167,9 @@ func New(cfg Config) *Cluster {
 			Status:     runningStatus(c.now),
 		}
 	}
+	if cfg.Workload {
+		c.newWorkload()
+	}
 	if cfg.Handover {
 		c.ds = &oldDaemonSet{uid: "ds-uid", selector: map[string]string{"app": "agent"}}
 		c.annotations[v1alpha1.OldDaemonSetAnnotation] = oldDSName
@@ -197,7 +213,12 @@ func (c *Cluster) buildSpec() v1alpha1.ExtendedDaemonSetSpec {
 			},
 		},
 	}
-	if !c.cfg.SelectorUnset {
+	switch {
+	case c.cfg.Workload:
+		// The DaemonSet's template and selector are the ones rolled out.
+		spec.Template, spec.Strategy.RollingUpdate.MaxSurge = corev1.PodTemplateSpec{}, nil
+		spec.WorkloadRef = &v1alpha1.WorkloadRef{APIVersion: "apps/v1", Kind: "DaemonSet", Name: workloadName}
+	case !c.cfg.SelectorUnset:
 		spec.Selector = &v1alpha1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}
 	}
 	ru := &spec.Strategy.RollingUpdate
@@ -268,6 +289,10 @@ func (c *Cluster) publish() {
 	}
 	if !equalSpec(before, &c.eds.Spec) {
 		c.eds.Generation++
+	}
+	if ds := c.workload; ds != nil && ds.template != c.template {
+		ds.template = c.template
+		ds.generation++
 	}
 }
 
@@ -343,11 +368,14 @@ func (c *Cluster) daemonSetPod(node string, running bool) {
 // DaemonSet made, so the promises know them as the agent's.
 const daemonSetPodAnnotation = "model.test/daemonset-pod"
 
-// edsPods are the ExtendedDaemonSet's pods, by name.
+// edsPods are the ExtendedDaemonSet's pods, by name: those it created, or
+// the DaemonSet's its workloadRef names. These are the cluster's own
+// objects, for the model to change; the controller's passes read
+// podsOf's view of them.
 func (c *Cluster) edsPods() []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range c.sortedPods() {
-		if p.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == edsName {
+		if p.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == edsName || isWorkloadPod(p) {
 			out = append(out, p)
 		}
 	}
@@ -363,10 +391,10 @@ func (c *Cluster) sortedPods() []*corev1.Pod {
 	return out
 }
 
-// agent reports whether a pod is an agent: the ExtendedDaemonSet's or
-// the old DaemonSet's.
+// agent reports whether a pod is an agent: the ExtendedDaemonSet's, the
+// old DaemonSet's, or the DaemonSet's a workloadRef names.
 func agent(p *corev1.Pod) bool {
-	return p.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == edsName || p.Annotations[daemonSetPodAnnotation] != ""
+	return p.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == edsName || p.Annotations[daemonSetPodAnnotation] != "" || isWorkloadPod(p)
 }
 
 // podReady: a live running pod that is ready, by the controller's one

@@ -3,7 +3,8 @@ package model
 import "math/rand/v2"
 
 // DrawConfig draws the cluster a sequence starts from: mostly the
-// defaults, sometimes a handover, a surge, or settings already on.
+// defaults, sometimes a handover, a surge, settings already on, or a
+// workloadRef.
 func DrawConfig(rng *rand.Rand) Config {
 	cfg := Config{
 		Nodes:         4 + rng.IntN(4),
@@ -19,5 +20,8 @@ func DrawConfig(rng *rand.Rand) Config {
 		cfg.MaxSurge = 1
 	}
 	cfg.BarePod = cfg.Handover && rng.IntN(2) == 0
-	return cfg
+	// A quarter roll out the pods of a DaemonSet they reference, where
+	// surge, handover and a selector of their own have no place.
+	cfg.Workload = rng.IntN(4) == 0
+	return cfg.withDefaults()
 }

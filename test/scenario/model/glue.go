@@ -31,10 +31,15 @@ func equalSpec(a, b *v1alpha1.ExtendedDaemonSetSpec) bool { return equality.Sema
 func hashOf(k int) string { return "t" + strconv.Itoa(k) }
 
 // currentName is the replica set of the current template, empty before
-// the controller made it.
+// the controller made it: with a workloadRef, of the revision the
+// DaemonSet's controller recorded last.
 func (c *Cluster) currentName() string {
+	current := templateNumber(&c.eds.Spec.Template)
+	if c.workload != nil {
+		current = c.workload.revision
+	}
 	for name, k := range c.templateOf {
-		if k == templateNumber(&c.eds.Spec.Template) {
+		if k == current {
 			return name
 		}
 	}
@@ -57,34 +62,47 @@ func revision(ers *v1alpha1.ExtendedDaemonSetReplicaSet) int {
 }
 
 // currentReplicaSet mirrors ExtendedDaemonSetReconciler.currentReplicaSet
-// and newReplicaSet: one replica set per template, reused when the
-// template comes back.
-func (c *Cluster) currentReplicaSet() *v1alpha1.ExtendedDaemonSetReplicaSet {
-	if name := c.currentName(); name != "" {
-		return c.sets[name]
+// and newReplicaSet: one replica set per template (currentRevision),
+// reused when the template comes back. The model names every replica set
+// as store.WorkloadReplicaSetName does, after its template's hash.
+func (c *Cluster) currentReplicaSet() (*v1alpha1.ExtendedDaemonSetReplicaSet, error) {
+	rev, err := c.currentRevision()
+	if err != nil {
+		return nil, err
 	}
-	k := templateNumber(&c.eds.Spec.Template)
-	rev := len(c.sets) + 1
-	name := fmt.Sprintf("%s-%s", edsName, hashOf(k))
+	k := rev.number
+	for name, n := range c.templateOf {
+		if n == k {
+			return c.sets[name], nil
+		}
+	}
+	number := len(c.sets) + 1
+	name := workloadReplicaSetName(edsName, hashOf(k))
 	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace, Name: name, Generation: 1,
 			Labels:      map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: edsName, v1alpha1.TemplateHashLabel: hashOf(k)},
-			Annotations: map[string]string{v1alpha1.TemplateHashAnnotation: hashOf(k), v1alpha1.RevisionAnnotation: strconv.Itoa(rev)},
+			Annotations: map[string]string{v1alpha1.TemplateHashAnnotation: hashOf(k), v1alpha1.RevisionAnnotation: strconv.Itoa(number)},
 		},
-		Spec: v1alpha1.ExtendedDaemonSetReplicaSetSpec{Template: *c.eds.Spec.Template.DeepCopy(), TemplateGeneration: hashOf(k)},
+		Spec: v1alpha1.ExtendedDaemonSetReplicaSetSpec{Template: *rev.template.DeepCopy(), TemplateGeneration: hashOf(k)},
 	}
 	c.sets[name], c.templateOf[name] = ers, k
-	return ers
+	return ers, nil
 }
 
 // edsPass mirrors ExtendedDaemonSetReconciler.reconcile: the current
 // template's replica set, chooseActive (stepCanary, canaryInput), stepBake.
+// A pass that cannot tell the current replica set (a DaemonSet revision
+// not recorded yet) changes nothing: Reconcile returns the error, the
+// status says ReconcileFailed, and the DaemonSet's status wakes it again.
 func (c *Cluster) edsPass() {
 	before := c.eds.Status.DeepCopy()
-	current := c.currentReplicaSet()
+	current, err := c.currentReplicaSet()
+	c.specErr, c.edsErr = nil, err
+	if err != nil {
+		return
+	}
 	st := &c.eds.Status
-	c.specErr = nil
 	var transition string
 	switch {
 	case st.ActiveReplicaSet == current.Name || st.ActiveReplicaSet == "":
@@ -122,6 +140,11 @@ func (c *Cluster) edsPass() {
 	}
 	if c.specErr == nil {
 		c.stepBake()
+		if c.eds.Spec.WorkloadRef != nil && (st.Canary != nil || bakeJudging(c.eds)) {
+			// The canary's verdict and a bake's measure the DaemonSet's
+			// pods, which no watch of ours sees restart.
+			c.requeue(workloadPoll)
+		}
 	}
 	c.sumReplicaSets(current)
 	// Model bookkeeping: the template "apply the failed one" comes back to.
@@ -147,7 +170,7 @@ func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) can
 		}
 	}
 	restarts := map[string]int32{}
-	for _, pod := range c.edsPods() {
+	for _, pod := range c.podsOf() {
 		if pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == current.Name {
 			in.Pods = append(in.Pods, pod)
 			continue
@@ -337,8 +360,14 @@ type observation struct {
 	specErr          error
 	migrating        int
 	migrationWaiting string
-	unresponsive     map[string]bool
-	topologyKey      string
+	// workload: the pods are the DaemonSet's, which creates them;
+	// workloadWaiting says why this replica set replaces none.
+	workload        bool
+	workloadWaiting string
+	// template is what new pods are created from.
+	template     *corev1.PodTemplateSpec
+	unresponsive map[string]bool
+	topologyKey  string
 	// returning picks, for the active replica set, the pods it takes back
 	// at once (returnsAtOnce); nil for the other roles.
 	returning func(*corev1.Pod) bool
@@ -362,7 +391,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 		}
 	}
 	obs.addNodes(c.nodes, c.fitter(&ers.Spec.Template), responsible)
-	pods := c.edsPods()
+	pods, work := c.rsPodsOf(ers)
 	var old handover
 	if obs.role != v1alpha1.ReplicaSetUnknown {
 		// Every replica set that places pods, the canary's too, takes the
@@ -376,8 +405,17 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 		obs.input.Params.Frozen = true
 		return obs
 	}
-	obs.input.Params, obs.specErr = rolloutParams(eds, ers, c.fitting(&eds.Spec.Template), c.now)
-	obs.specErr = errors.Join(obs.specErr, old.refused)
+	obs.template = work.templateOr(&eds.Spec.Template)
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, c.fitting(obs.template), c.now)
+	// The controller reads work.specErr here without a workloadRef too,
+	// where work is nil: that dereference panics, and the model reads it
+	// only when there is one.
+	var workErr error
+	if work != nil {
+		workErr = work.specErr
+	}
+	obs.specErr = errors.Join(obs.specErr, old.refused, workErr)
+	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
 	}
@@ -390,7 +428,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 		}
 	}
 	obs.input.Elsewhere = c.spentElsewhere(obs, pods)
-	if obs.specErr != nil || obs.migrationWaiting != "" {
+	if obs.specErr != nil || obs.migrationWaiting != "" || obs.workloadWaiting != "" {
 		obs.input.Params.Frozen = true
 	}
 	return obs
@@ -555,7 +593,7 @@ func (c *Cluster) spentElsewhere(obs *observation, pods []*corev1.Pod) rollout.S
 	} else {
 		other.input.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
 	}
-	tmpl := &eds.Spec.Template
+	tmpl := obs.template
 	if ers := c.sets[name]; ers != nil {
 		tmpl = &ers.Spec.Template
 	}
@@ -650,11 +688,14 @@ func namesALabelValue(selector *metav1.LabelSelector) bool {
 func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	obs := c.observe(ers)
 	plan := rollout.Compute(obs.input)
-	c.act(ers, plan)
+	c.act(ers, obs, plan)
 	c.setReplicaSetStatus(ers, obs, plan)
 	c.requeue(plan.RequeueAfter)
 	if obs.migrating > 0 {
 		c.requeue(migrationPoll)
+	}
+	if obs.workload && obs.role != v1alpha1.ReplicaSetUnknown {
+		c.requeue(workloadPoll)
 	}
 	c.requeue(c.untilUnresponsive(obs))
 }
@@ -678,7 +719,7 @@ const migrationPoll = 2 * time.Second
 
 // act carries the plan out at once (the model has no API errors nor cache
 // lag), noting for the promises what each write took down.
-func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, plan rollout.Plan) {
+func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan) {
 	for _, d := range plan.Delete {
 		pod := c.pods[d.Pod]
 		if pod == nil || pod.DeletionTimestamp != nil {
@@ -690,7 +731,13 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, plan rollout.Pl
 		c.deleting(pod, string(d.Reason))
 		pod.DeletionTimestamp = &metav1.Time{Time: c.now}
 	}
-	for _, node := range plan.Create {
+	create := plan.Create
+	if obs.workload {
+		// ReplicaSetReconciler.act: the DaemonSet creates the pods, at
+		// its template, on every node that lacks one.
+		create = nil
+	}
+	for _, node := range create {
 		if c.trace != nil {
 			c.trace("%s creates a pod on %s", ers.Name, node)
 		}
@@ -707,7 +754,7 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, plan rollout.Pl
 			c.held[name] = true
 		}
 	}
-	c.writes += len(plan.Delete) + len(plan.Create)
+	c.writes += len(plan.Delete) + len(create)
 }
 
 // progress mirrors the phase and reason of conditions.go's progress.
@@ -858,6 +905,8 @@ func replicaSetProgress(obs *observation, cnt rollout.Counts) progress {
 		return progress{phase: phaseDone, reason: v1alpha1.ReasonRolledOut}
 	case obs.migrationWaiting != "":
 		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonWaitingForOldDaemonSet}
+	case obs.workloadWaiting != "":
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonWaitingForWorkload}
 	case params.Frozen:
 		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonRolloutFrozen}
 	case old > 0 && params.Paused:
@@ -920,12 +969,19 @@ func domainStatuses(domains []rollout.DomainCounts) []v1alpha1.DomainStatus {
 func (c *Cluster) describe() string {
 	var b strings.Builder
 	st := c.eds.Status
-	fmt.Fprintf(&b, "template %d, active %s", templateNumber(&c.eds.Spec.Template), st.ActiveReplicaSet)
+	if ds := c.workload; ds != nil {
+		fmt.Fprintf(&b, "DaemonSet template %d (revision %d recorded), active %s", ds.template, ds.revision, st.ActiveReplicaSet)
+	} else {
+		fmt.Fprintf(&b, "template %d, active %s", templateNumber(&c.eds.Spec.Template), st.ActiveReplicaSet)
+	}
 	if cs := st.Canary; cs != nil {
 		fmt.Fprintf(&b, ", canary %s (step %d, nodes %v, failed %v, paused %v, reason %q)", cs.ReplicaSet, cs.Step, cs.Nodes, cs.Failed, cs.Paused, cs.Reason)
 	}
 	if c.specErr != nil {
 		fmt.Fprintf(&b, ", canary error %q", c.specErr)
+	}
+	if c.edsErr != nil {
+		fmt.Fprintf(&b, ", pass error %q", c.edsErr)
 	}
 	for _, ers := range c.sortedSets() {
 		if p, ok := c.progress[ers.Name]; ok && p.phase != phaseIdle {

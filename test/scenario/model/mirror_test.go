@@ -14,14 +14,14 @@ import (
 )
 
 // mirrored are the functions of package controllers whose logic glue.go
-// copies (the model cannot call them: they are unexported and read the
+// and workload.go copy (the model cannot call them: they are unexported and read the
 // API), with the digest of their source when the copy was made. When one
 // changes, its copy must change with it, then its digest here: a model
 // that drifts from the controller proves nothing about it.
 var mirrored = map[string]string{
 	"ExtendedDaemonSetReconciler.chooseActive":      "ccd9da0e6e5be08a",
 	"ExtendedDaemonSetReconciler.stepCanary":        "2965f2e48f4587fa",
-	"ExtendedDaemonSetReconciler.canaryInput":       "7a07ae9d64d61fd9",
+	"ExtendedDaemonSetReconciler.canaryInput":       "55c25fba4d74d499",
 	"ExtendedDaemonSetReconciler.stepBake":          "2f15247d263abde8",
 	"topologyKey":                                   "08b85cc8acdf95a4",
 	"domainOf":                                      "d454f5af8dd30dfb",
@@ -29,26 +29,26 @@ var mirrored = map[string]string{
 	"judgeBakes":                                    "2bf90986b2725468",
 	"domainStatuses":                                "5b50b4d4154025f9",
 	"responsibleFor":                                "1571eca74d02cb8b",
-	"ReplicaSetReconciler.observe":                  "fc181ede78f4db9f",
+	"ReplicaSetReconciler.observe":                  "1e60aebcd72af2b4",
 	"observation.addNodes":                          "a5c3fb54a3b4cb94",
 	"observation.addPods":                           "f7b44e7e1acb17e0",
 	"rolloutPod":                                    "957ff62d593fd1ca",
 	"rolloutParams":                                 "838c350d89111e63",
 	"ReplicaSetReconciler.oldDaemonSetPods":         "b6dd51919b26935c",
-	"ReplicaSetReconciler.spentElsewhere":           "aafd7fc15d98d4f3",
+	"ReplicaSetReconciler.spentElsewhere":           "6362d0ff2c00348f",
 	"fitting":                                       "7dc4b5533b994105",
 	"setReplicaSetStatus":                           "f74bf6db97e15e50",
 	"progressed":                                    "5272d8cb3293f0d6",
-	"replicaSetProgress":                            "3ea06ec6740f2f1e",
+	"replicaSetProgress":                            "007aaf6d3725dd53",
 	"keptPods":                                      "84ee70bf0e2ca769",
 	"baking":                                        "396eeb31c20fec29",
 	"Progress.WaitsForProgress":                     "bdec7a835100f487",
 	"sumReplicaSets":                                "78e531a4493ef48e",
-	"canaryProgress":                                "6cc337db42f5135e",
+	"canaryProgress":                                "e7db0cc143a76264",
 	"activeProgress":                                "7e914580237278af",
 	"withBakeMessage":                               "79fa3848fb6600bd",
-	"ReplicaSetReconciler.Reconcile":                "94ba9765cb397bd9",
-	"ExtendedDaemonSetReconciler.currentReplicaSet": "daa9a6d33e236c62",
+	"ReplicaSetReconciler.Reconcile":                "d34bdfe19637e533",
+	"ExtendedDaemonSetReconciler.currentReplicaSet": "e794c1461b6349a5",
 	"availableOnEvery":                              "1322d5f7e2e4fcd8",
 	"returnsAtOnce":                                 "bba8de55010c1e91",
 	"orphanSelector":                                "6be3bb848fea4b3c",
@@ -56,11 +56,24 @@ var mirrored = map[string]string{
 	"markProgress":                                  "249c28360785dbfd",
 	"runningNodes":                                  "ae4439d025de8992",
 	"untilUnresponsive":                             "7b0d53cc90617000",
-	"extendedDaemonSetProgress":                     "ad2fd97458bb80fa",
+	"extendedDaemonSetProgress":                     "fc5ac7753d35f82c",
 	"setExtendedDaemonSetStatus":                    "c468ee5b0988654c",
+	"ExtendedDaemonSetReconciler.reconcile":         "832e6e03518bbe19",
+	"newReplicaSet":                                 "be08e6a08e8ee557",
+	"bakeJudging":                                   "69e84d25fd6f10c4",
+	"ReplicaSetReconciler.act":                      "3498d171d64ff22b",
+	"ExtendedDaemonSetReconciler.currentRevision":   "d130707bea5c8692",
+	"ExtendedDaemonSetReconciler.podsOf":            "fa6fb7a860ef3fab",
+	"ReplicaSetReconciler.podsOf":                   "3421fdcaab097176",
+	"workloadPods.templateOr":                       "54a7617fbb7d81dd",
+	"workloadPods.waiting":                          "030a3e50a6847654",
+	"errRevisionPending":                            "4dc5d8b422e8dd40",
+	"CurrentRevision":                               "571a84d203884a4c",
+	"WorkloadReplicaSetName":                        "e24b5aede6082997",
+	"DaemonSetPods":                                 "d7df220df2a9474a",
 }
 
-// TestMirrorsMatchTheController fails when a function glue.go copies has
+// TestMirrorsMatchTheController fails when a function the model copies has
 // changed in package controllers since it was copied.
 func TestMirrorsMatchTheController(t *testing.T) {
 	got := controllerDigests(t)

@@ -59,10 +59,10 @@ func (c *Cluster) Do(a scenario.Action) {
 		if a.LastFailed && c.failedTemplate >= 0 {
 			k = c.failedTemplate
 		}
-		c.template = k
+		c.applyTemplate(k)
 	case scenario.Rollback:
 		if k, ok := c.revisionBack(a.Index); ok {
-			c.template = k
+			c.applyTemplate(k)
 		}
 	case scenario.Steer:
 		if inst := c.running(); inst != nil && a.Steer == scenario.FailCanary && c.steerTarget(a) == inst.replicaSet &&
@@ -96,19 +96,36 @@ func (c *Cluster) Do(a scenario.Action) {
 	c.settle()
 }
 
-// advance lets d pass, a tick at a time: the kubelet acts, then the
-// controller.
+// applyTemplate is a person applying template k: the ExtendedDaemonSet's,
+// or, with a workloadRef, the DaemonSet's (a revert is applying the
+// earlier one again, in git; a rollback writes it as kubectl eds rollback
+// does with its flag).
+func (c *Cluster) applyTemplate(k int) {
+	if c.workload != nil && k != c.workload.template {
+		c.daemonSetTemplateChanged()
+	}
+	c.template = k
+}
+
+// advance lets d pass, a tick at a time: the kubelet acts, then, with a
+// workloadRef, the DaemonSet's controller, then the controller.
 //
 // The controller runs on events and on the requeues it asked for, as its
 // reconcilers do: a round in which the kubelet changed nothing and no
 // requeue came due runs no pass, so a decision that waits on time alone
-// without asking to be woken up waits forever.
+// without asking to be woken up waits forever. The DaemonSet's pods are
+// watched by none of its reconcilers: only a change of the DaemonSet's
+// status wakes them.
 func (c *Cluster) advance(d time.Duration) {
 	for d > 0 {
 		dt := min(d, tick)
 		d -= dt
 		c.now = c.now.Add(dt)
-		if c.kubelet() || (!c.requeueAt.IsZero() && !c.now.Before(c.requeueAt)) {
+		woke := c.kubelet()
+		if c.workload != nil {
+			woke = c.daemonSetController()
+		}
+		if woke || (!c.requeueAt.IsZero() && !c.now.Before(c.requeueAt)) {
 			c.settle()
 		} else {
 			c.check()
@@ -245,6 +262,9 @@ func (c *Cluster) steer(a scenario.Action) {
 		c.skippedStep[target] = step
 	}
 	c.given(a.Steer, target, a.Via)
+	if a.Steer == scenario.Retry {
+		c.retryGiven()
+	}
 }
 
 // steerTarget is the replica set name a steering value names.
@@ -325,7 +345,7 @@ func (c *Cluster) podAction(a scenario.Action) {
 			return
 		}
 		for _, p := range c.edsPods() {
-			if p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == st.ReplicaSet {
+			if replicaSetOf(p) == st.ReplicaSet {
 				pods = append(pods, p)
 			}
 		}
@@ -448,6 +468,10 @@ func (c *Cluster) verdict(a scenario.Action) {
 }
 
 func (c *Cluster) toggle(s scenario.Setting, on bool) {
+	if c.workload != nil && (s == scenario.InPlace || s == scenario.Handover) {
+		// Refused with a workloadRef: the apply changes nothing.
+		return
+	}
 	switch s {
 	case scenario.CanarySteps:
 		c.flags.steps = on

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
@@ -51,6 +52,16 @@ const (
 	// when a person failed it since it started; a value left from an
 	// earlier instance acts on nothing.
 	FailedByNobody Kind = "failed-by-nobody"
+	// FailedHolds: with a workloadRef, once a canary fails the controller
+	// deletes no pod on a node outside that canary's until the
+	// DaemonSet's template changes or a person asks for a retry: the
+	// DaemonSet would recreate it at the failed template.
+	FailedHolds Kind = "failed-holds"
+	// Unjudged: with a workloadRef, the controller deletes a pod only
+	// where what the DaemonSet brings back is allowed there: the active
+	// replica set's template anywhere, the running canary's on its nodes.
+	// Anywhere else it would spread a template nobody judged.
+	Unjudged Kind = "unjudged"
 )
 
 // Violation is a broken promise.
@@ -89,6 +100,21 @@ type promises struct {
 	// rolesChanged: the last ExtendedDaemonSet pass changed the active
 	// replica set or the running canary.
 	rolesChanged bool
+	// failedHold, with a workloadRef, is the failed canary that holds
+	// every other node, until the DaemonSet's template changes or a retry
+	// is given; nil when none does.
+	failedHold *failedHold
+	// failToCheck is a canary instance a person failed while the
+	// ExtendedDaemonSet's pass could not decide, checked at the next pass
+	// that does.
+	failToCheck *instance
+}
+
+// failedHold is a failed canary of the DaemonSet's pods: its replica set
+// and its nodes.
+type failedHold struct {
+	replicaSet string
+	nodes      []string
 }
 
 // instance is one run of a canary: a replica set and the start its status
@@ -206,6 +232,13 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 	if promoted {
 		c.checkPromotion(before, ended)
 	}
+	if inst := c.failToCheck; inst != nil {
+		c.failToCheck = nil
+		c.checkFailed(inst)
+	}
+	if cs := st.Canary; c.workload != nil && transition == canary.Failed && cs != nil {
+		c.failedHold = &failedHold{replicaSet: cs.ReplicaSet, nodes: slices.Clone(cs.Nodes)}
+	}
 	if cs := st.Canary; transition == canary.Failed && cs != nil && cs.Reason == canary.ReasonManual {
 		if inst := c.instanceOf(cs); inst != nil {
 			if at, ok := c.givenAt[cs.ReplicaSet][scenario.FailCanary]; !ok || at < inst.startOrder {
@@ -243,7 +276,7 @@ func (c *Cluster) checkSpec() {
 
 func (c *Cluster) checkPromotion(before *v1alpha1.ExtendedDaemonSetStatus, inst *instance) {
 	rs := c.eds.Status.ActiveReplicaSet
-	if c.fitting(&c.eds.Spec.Template) == 0 {
+	if tmpl := c.peopleTemplate(); c.fitting(&tmpl) == 0 {
 		// No node runs the template: there is nothing to canary, and
 		// nothing to wait for.
 		return
@@ -304,7 +337,7 @@ func (c *Cluster) judgedNodes(rs string, nodes []string) int {
 			continue
 		}
 		for _, p := range c.pods {
-			if placement.TargetNode(p) == name && p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] == rs && podReady(p) {
+			if placement.TargetNode(p) == name && replicaSetOf(p) == rs && podReady(p) {
 				n++
 				break
 			}
@@ -320,6 +353,11 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 		return
 	}
 	node := placement.TargetNode(pod)
+	c.checkBroughtBack(pod, node, reason)
+	if h := c.failedHold; h != nil && !slices.Contains(h.nodes, node) {
+		c.violate(FailedHolds, fmt.Sprintf("deleted pod %s on node %s as %s after canary %s failed on %v, the DaemonSet's template unchanged: %s",
+			pod.Name, node, reason, h.replicaSet, h.nodes, c.describe()))
+	}
 	if !podReady(pod) {
 		return
 	}
@@ -329,6 +367,26 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 		}
 	}
 	c.disrupted[node] = true
+}
+
+// checkBroughtBack checks, with a workloadRef, that the template the
+// DaemonSet recreates the deleted pod at is one the rollout allows on its
+// node.
+func (c *Cluster) checkBroughtBack(pod *corev1.Pod, node, reason string) {
+	if c.workload == nil {
+		return
+	}
+	back := c.workload.spec()
+	if active := c.sets[c.eds.Status.ActiveReplicaSet]; active != nil && equality.Semantic.DeepEqual(&active.Spec.Template, &back) {
+		return
+	}
+	if cs := canary.Running(c.eds); cs != nil && slices.Contains(cs.Nodes, node) {
+		if ers := c.sets[cs.ReplicaSet]; ers != nil && equality.Semantic.DeepEqual(&ers.Spec.Template, &back) {
+			return
+		}
+	}
+	c.violate(Unjudged, fmt.Sprintf("deleted pod %s on node %s as %s, which the DaemonSet brings back at its template %d, neither the active replica set's nor a running canary's of that node: %s",
+		pod.Name, node, reason, c.workload.template, c.describe()))
 }
 
 // check checks the budgets, the agents per node and the counters.
@@ -350,7 +408,8 @@ func (c *Cluster) check() {
 			available[node] = true
 		}
 	}
-	fitter := c.fitter(&c.eds.Spec.Template)
+	tmpl := c.peopleTemplate()
+	fitter := c.fitter(&tmpl)
 	total, zones := 0, map[string]int{}
 	for node := range c.disrupted {
 		n := c.node(node)
@@ -401,7 +460,7 @@ func (c *Cluster) podsOn(node string) []string {
 		if placement.TargetNode(p) != node || p.DeletionTimestamp != nil || !agent(p) {
 			continue
 		}
-		rs, part := p.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel], "other"
+		rs, part := replicaSetOf(p), "other"
 		switch cs := canary.Running(c.eds); {
 		case rs == "":
 			part = "old"
@@ -429,6 +488,10 @@ func keys(m map[string]bool) []string {
 // there).
 func (c *Cluster) ended() string {
 	st := c.eds.Status
+	if c.edsErr != nil {
+		// The status says ReconcileFailed, retried: Progressing.
+		return ""
+	}
 	if c.specErr != nil {
 		return "Stalled: " + c.specErr.Error()
 	}
@@ -476,9 +539,25 @@ func (c *Cluster) ended() string {
 }
 
 // checkFailed checks that the canary instance a person just failed is no
-// longer running.
+// longer running. A pass that could not tell the current replica set (the
+// DaemonSet's revision not recorded yet) decided nothing, the canary's
+// steering among it, and nothing was created or deleted meanwhile (no
+// replica set runs the DaemonSet's new template): the first pass that
+// decides must have acted on it.
 func (c *Cluster) checkFailed(inst *instance) {
+	if c.edsErr != nil {
+		c.failToCheck = inst
+		return
+	}
 	if c.running() == inst {
 		c.violate(FailIgnored, fmt.Sprintf("canary %s still runs after a person failed it: %s", inst.replicaSet, c.describe()))
 	}
 }
+
+// daemonSetTemplateChanged: a person changed the template of the
+// DaemonSet a workloadRef names, which lifts a failed canary's hold.
+func (p *promises) daemonSetTemplateChanged() { p.failedHold = nil }
+
+// retryGiven: a person asked for a retry, which may start the failed
+// canary again or, without a canary, roll its template out.
+func (p *promises) retryGiven() { p.failedHold = nil }

@@ -149,7 +149,8 @@ func TestNeverEndsCatchesARolloutLeftRunning(t *testing.T) {
 }
 
 func TestEveryRolloutOfTheModelEnds(t *testing.T) {
-	for _, cfg := range []Config{{}, {Steps: true}, {Topology: true}, {Analysis: true}, {Topology: true, Analysis: true}, {MaxSurge: 1}} {
+	for _, cfg := range []Config{{}, {Steps: true}, {Topology: true}, {Analysis: true}, {Topology: true, Analysis: true}, {MaxSurge: 1},
+		{Workload: true}, {Workload: true, Steps: true}, {Workload: true, Topology: true, Analysis: true}} {
 		c := rolledOut(t, cfg)
 		c.Play([]scenario.Action{{Kind: scenario.ApplyTemplate, Template: 1}}, quiet)
 		if v := c.violations; len(v) > 0 {
