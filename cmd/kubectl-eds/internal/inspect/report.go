@@ -142,8 +142,8 @@ func (r *report) canary() {
 			r.line("  %s\t<no pod>\t-\t-\t-\t-\t-", node)
 		}
 		for _, pod := range pods {
-			r.line("  %s\t%s\t%s\t%s\t%s\t%s\t%d", node, pod.Name, orNone(pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]),
-				podRole(r.s.eds, pod), readyContainers(pod), podStatus(pod), restarts(pod))
+			r.line("  %s\t%s\t%s\t%s\t%s\t%s\t%d", node, pod.Name, orNone(pod.ReplicaSet),
+				podRole(r.s.eds, pod.ReplicaSet), readyContainers(pod.Pod), podStatus(pod.Pod), restarts(pod.Pod))
 		}
 	}
 }
