@@ -35,6 +35,11 @@ belongs to, its role, readiness, status and restarts. ROLE is canary (a pod
 of the canary replica set), active (of the active replica set) or old (of
 a replica set the rollout replaces).
 
+For an ExtendedDaemonSet whose spec.workloadRef names a DaemonSet, the pods
+are the DaemonSet's, each of the replica set of its revision
+(<name>-<controller-revision-hash>); they are printed as they are, without
+labels of ours.
+
 --select keeps only the canary, active or old pods, or those not ready.
 -o wide adds the pod IP and the images; -o json and -o yaml print the pods.`,
 		Example: `  kubectl eds pods agent

@@ -84,6 +84,8 @@ func (opts rollbackOptions) run(ctx context.Context, o *cli.Options, out io.Writ
 	if err != nil {
 		return err
 	}
+	// A referenced DaemonSet is its owner's (git, Helm): rollback only
+	// tells what to write there, unless asked to write the DaemonSet.
 	if opts.dryRun || (t.referencing() && !opts.writeDaemonSet) {
 		// Printed even when the spec has it already: after a rollback this
 		// is what is left to commit to git.
