@@ -52,6 +52,9 @@ func (r *report) header() {
 	st := &eds.Status
 	r.line("Name:\t%s", eds.Name)
 	r.line("Namespace:\t%s", eds.Namespace)
+	if ref := eds.Spec.WorkloadRef; ref != nil {
+		r.line("Workload:\t%s %s: its template and pods are rolled out", ref.Kind, ref.Name)
+	}
 	r.line("State:\t%s", stateText(eds))
 	if ready := findCondition(eds, v1alpha1.ReadyCondition); ready != nil && ready.Message != "" {
 		r.line("Message:\t%s", oneLine(ready.Message))

@@ -42,6 +42,8 @@ func TestGetPodsAndStatusOfAReferencingExtendedDaemonSet(t *testing.T) {
 		g.Expect(r.Out).To(gomega.MatchRegexp(`(?m)^  %s +agent-\S+ +%s +canary +1/1 +Running +0$`, nodes[0], st.Canary.ReplicaSet))
 	}).Should(gomega.Succeed())
 
+	s.G.Expect(r.Out).To(gomega.ContainSubstring("\nWorkload:     DaemonSet agent: its template and pods are rolled out\n"))
+
 	r = run(s, "get", "-o", "wide")
 	s.G.Expect(r.Code).To(gomega.Equal(cli.ExitOK), r.Err)
 	s.G.Expect(r.Out).To(gomega.MatchRegexp(`(?m)^agent .* agent +agent:v2$`), "the DaemonSet's current template")
