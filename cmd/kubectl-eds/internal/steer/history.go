@@ -36,10 +36,10 @@ paused canary or failed canary, pending (the spec's template, not yet
 given a role), or old (kept to roll back to, up to
 spec.revisionHistoryLimit).
 
-For an ExtendedDaemonSet whose spec.workloadRef names a DaemonSet, each
-revision is one of the DaemonSet's template (replica set
+For an ExtendedDaemonSet whose spec.workloadRef names a DaemonSet, the
+revisions are those of the DaemonSet's template (replica sets
 <name>-<controller-revision-hash>), and pending is the DaemonSet's
-template.`,
+current template.`,
 		Args:              oneName,
 		ValidArgsFunction: o.CompleteExtendedDaemonSets,
 		RunE: func(cmd *cobra.Command, args []string) error {
