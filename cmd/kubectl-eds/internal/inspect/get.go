@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -67,13 +68,33 @@ func listExtendedDaemonSets(ctx context.Context, c client.Client, namespace stri
 	} else if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return l, explainList(err, "ExtendedDaemonSet", "extendeddaemonsets", namespace)
 	}
-	l.table = extendedDaemonSetTable(list.Items, time.Now())
+	templates, err := currentTemplates(ctx, c, list.Items)
+	if err != nil {
+		return l, err
+	}
+	l.table = extendedDaemonSetTable(list.Items, templates, time.Now())
 	return l, nil
 }
 
+// currentTemplates are the templates items roll out now, by index: for
+// one whose workloadRef names a DaemonSet, the DaemonSet's (nil when it is
+// gone: its status says so, and the others are still listed).
+func currentTemplates(ctx context.Context, c client.Client, items []v1alpha1.ExtendedDaemonSet) ([]*corev1.PodTemplateSpec, error) {
+	templates := make([]*corev1.PodTemplateSpec, len(items))
+	for i := range items {
+		template, err := cli.CurrentTemplate(ctx, c, &items[i])
+		if err != nil && !cli.IsDaemonSetMissing(err) {
+			return nil, err
+		}
+		templates[i] = template
+	}
+	return templates, nil
+}
+
 // extendedDaemonSetTable has the printer columns of the CRD, and more
-// with -o wide.
-func extendedDaemonSetTable(items []v1alpha1.ExtendedDaemonSet, now time.Time) *metav1.Table {
+// with -o wide: the containers and images are those of templates, the
+// items' current ones.
+func extendedDaemonSetTable(items []v1alpha1.ExtendedDaemonSet, templates []*corev1.PodTemplateSpec, now time.Time) *metav1.Table {
 	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		column("Name"), column("Desired"), column("Current"), column("Ready"), column("Up-To-Date"), column("Available"),
 		column("Status"), column("Active RS"), column("Canary RS"), column("Age"),
@@ -86,9 +107,13 @@ func extendedDaemonSetTable(items []v1alpha1.ExtendedDaemonSet, now time.Time) *
 		if st.Canary != nil {
 			canary = st.Canary.ReplicaSet
 		}
+		containerCell, imageCell := "<none>", "<none>"
+		if template := templates[i]; template != nil {
+			containerCell, imageCell = containerNames(template.Spec), images(template.Spec)
+		}
 		t.Rows = append(t.Rows, row(eds, eds.Name, st.Desired, st.Current, st.Ready, st.UpToDate, st.Available,
 			orNone(string(st.State)), orNone(st.ActiveReplicaSet), orNone(canary), age(eds.CreationTimestamp, now),
-			orNone(st.Reason), containerNames(eds.Spec.Template.Spec), images(eds.Spec.Template.Spec)))
+			orNone(st.Reason), containerCell, imageCell))
 	}
 	return t
 }

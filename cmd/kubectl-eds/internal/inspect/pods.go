@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -35,6 +34,11 @@ func newPodsCommand(o *cli.Options) *cobra.Command {
 belongs to, its role, readiness, status and restarts. ROLE is canary (a pod
 of the canary replica set), active (of the active replica set) or old (of
 a replica set the rollout replaces).
+
+For an ExtendedDaemonSet whose spec.workloadRef names a DaemonSet, the pods
+are the DaemonSet's, each of the replica set of its revision
+(<name>-<controller-revision-hash>); they are printed as they are, without
+labels of ours.
 
 --select keeps only the canary, active or old pods, or those not ready.
 -o wide adds the pod IP and the images; -o json and -o yaml print the pods.`,
@@ -74,48 +78,39 @@ func listPods(ctx context.Context, c client.Client, key types.NamespacedName, se
 	if err != nil {
 		return l, err
 	}
-	pods, err := podsOf(ctx, c, eds)
+	pods, err := cli.PodsOf(ctx, c, eds)
 	if err != nil {
 		return l, err
 	}
-	list.Items = slices.DeleteFunc(pods, func(p corev1.Pod) bool { return !selected(eds, &p, selection) })
-	l.table = podTable(eds, list.Items, time.Now())
+	pods = slices.DeleteFunc(pods, func(p cli.Pod) bool { return !selected(eds, p, selection) })
+	list.Items = make([]corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		list.Items = append(list.Items, *p.Pod)
+	}
+	l.table = podTable(eds, pods, time.Now())
 	return l, nil
 }
 
-// podsOf lists the pods of eds, by node.
-func podsOf(ctx context.Context, c client.Client, eds *v1alpha1.ExtendedDaemonSet) ([]corev1.Pod, error) {
-	var list corev1.PodList
-	if err := c.List(ctx, &list, client.InNamespace(eds.Namespace),
-		client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds.Name}); err != nil {
-		return nil, explainList(err, "Pod", "pods", eds.Namespace)
-	}
-	slices.SortFunc(list.Items, func(a, b corev1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Spec.NodeName, b.Spec.NodeName), cmp.Compare(a.Name, b.Name))
-	})
-	return list.Items, nil
-}
-
-func selected(eds *v1alpha1.ExtendedDaemonSet, pod *corev1.Pod, selection string) bool {
+func selected(eds *v1alpha1.ExtendedDaemonSet, pod cli.Pod, selection string) bool {
 	switch selection {
 	case "":
 		return true
 	case selectNotReady:
-		return !podReady(pod)
+		return !podReady(pod.Pod)
 	}
-	return podRole(eds, pod) == selection
+	return podRole(eds, pod.ReplicaSet) == selection
 }
 
-func podTable(eds *v1alpha1.ExtendedDaemonSet, pods []corev1.Pod, now time.Time) *metav1.Table {
+func podTable(eds *v1alpha1.ExtendedDaemonSet, pods []cli.Pod, now time.Time) *metav1.Table {
 	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
 		column("Name"), column("Node"), column("Replica Set"), column("Role"), column("Ready"), column("Status"),
 		column("Restarts"), column("Age"),
 		wideColumn("IP"), wideColumn("Images"),
 	}}
-	for i := range pods {
-		pod := &pods[i]
+	for _, p := range pods {
+		pod := p.Pod
 		t.Rows = append(t.Rows, row(pod, pod.Name, orNone(pod.Spec.NodeName),
-			orNone(pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]), podRole(eds, pod),
+			orNone(p.ReplicaSet), podRole(eds, p.ReplicaSet),
 			readyContainers(pod), podStatus(pod), restarts(pod), age(pod.CreationTimestamp, now),
 			orNone(pod.Status.PodIP), images(pod.Spec)))
 	}

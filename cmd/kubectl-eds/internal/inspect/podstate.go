@@ -17,10 +17,9 @@ const (
 	roleOld = "old"
 )
 
-// podRole is the part pod plays in eds's rollout, read from the replica
-// set label of the pod and the status of eds.
-func podRole(eds *v1alpha1.ExtendedDaemonSet, pod *corev1.Pod) string {
-	rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]
+// podRole is the part a pod of the replica set rs plays in eds's rollout,
+// read from the status of eds.
+func podRole(eds *v1alpha1.ExtendedDaemonSet, rs string) string {
 	switch {
 	case eds.Status.Canary != nil && rs == eds.Status.Canary.ReplicaSet:
 		return roleCanary

@@ -52,6 +52,9 @@ func (r *report) header() {
 	st := &eds.Status
 	r.line("Name:\t%s", eds.Name)
 	r.line("Namespace:\t%s", eds.Namespace)
+	if ref := eds.Spec.WorkloadRef; ref != nil {
+		r.line("Workload:\t%s %s: its template and pods are rolled out", ref.Kind, ref.Name)
+	}
 	r.line("State:\t%s", stateText(eds))
 	if ready := findCondition(eds, v1alpha1.ReadyCondition); ready != nil && ready.Message != "" {
 		r.line("Message:\t%s", oneLine(ready.Message))
@@ -142,8 +145,8 @@ func (r *report) canary() {
 			r.line("  %s\t<no pod>\t-\t-\t-\t-\t-", node)
 		}
 		for _, pod := range pods {
-			r.line("  %s\t%s\t%s\t%s\t%s\t%s\t%d", node, pod.Name, orNone(pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]),
-				podRole(r.s.eds, pod), readyContainers(pod), podStatus(pod), restarts(pod))
+			r.line("  %s\t%s\t%s\t%s\t%s\t%s\t%d", node, pod.Name, orNone(pod.ReplicaSet),
+				podRole(r.s.eds, pod.ReplicaSet), readyContainers(pod.Pod), podStatus(pod.Pod), restarts(pod.Pod))
 		}
 	}
 }

@@ -16,7 +16,7 @@ import (
 type snapshot struct {
 	eds         *v1alpha1.ExtendedDaemonSet
 	replicaSets []v1alpha1.ExtendedDaemonSetReplicaSet
-	pods        []corev1.Pod
+	pods        []cli.Pod
 	// events are the last events of the ExtendedDaemonSet, oldest first;
 	// eventsErr is why they could not be read. A user who may not list
 	// events still sees the rest.
@@ -37,7 +37,9 @@ func takeSnapshot(ctx context.Context, c client.Client, key types.NamespacedName
 		return nil, explainList(err, "ExtendedDaemonSetReplicaSet", "extendeddaemonsetreplicasets", key.Namespace)
 	}
 	s.replicaSets = sets.Items
-	if s.pods, err = podsOf(ctx, c, eds); err != nil {
+	// A DaemonSet that a workloadRef names and that is gone has no pods:
+	// the conditions say what the controller makes of it.
+	if s.pods, err = cli.PodsOf(ctx, c, eds); err != nil && !cli.IsDaemonSetMissing(err) {
 		return nil, err
 	}
 	s.events, s.eventsErr = lastEvents(ctx, c, eds)
@@ -56,11 +58,11 @@ func (s *snapshot) replicaSet(name string) *v1alpha1.ExtendedDaemonSetReplicaSet
 }
 
 // podsOn are the pods of the snapshot on node.
-func (s *snapshot) podsOn(node string) []*corev1.Pod {
-	var out []*corev1.Pod
-	for i := range s.pods {
-		if s.pods[i].Spec.NodeName == node {
-			out = append(out, &s.pods[i])
+func (s *snapshot) podsOn(node string) []cli.Pod {
+	var out []cli.Pod
+	for _, pod := range s.pods {
+		if pod.Spec.NodeName == node {
+			out = append(out, pod)
 		}
 	}
 	return out

@@ -23,9 +23,9 @@ func summary(s *snapshot) string {
 			// Nodes, not pods: a duplicate being deleted is not a node more.
 			nodeReady := false
 			for _, pod := range s.podsOn(node) {
-				if podRole(eds, pod) == roleCanary {
-					restarted += restarts(pod)
-					nodeReady = nodeReady || podReady(pod)
+				if podRole(eds, pod.ReplicaSet) == roleCanary {
+					restarted += restarts(pod.Pod)
+					nodeReady = nodeReady || podReady(pod.Pod)
 				}
 			}
 			if nodeReady {

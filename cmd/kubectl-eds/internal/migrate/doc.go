@@ -3,5 +3,7 @@
 // into extendeddaemonset.io/v1alpha1 ExtendedDaemonSets. Every field is
 // mapped by name, so that a field the source has and this project lacks is
 // told (a warning on the error stream) rather than silently lost, and the
-// result is decoded strictly into our types before it is printed.
+// result is decoded strictly into our types before it is printed. With
+// --ref it converts nothing: it writes an ExtendedDaemonSet whose
+// workloadRef names a DaemonSet, of a manifest or of the cluster.
 package migrate

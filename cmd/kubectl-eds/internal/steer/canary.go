@@ -53,7 +53,12 @@ despite it (a person has looked and accepts it).`,
 		name:  "fail",
 		short: "Fail the running canary: its nodes go back to the active template",
 		long: `Fail the running canary: its nodes go back to the active template, and the
-template stays failed until it changes or the canary is retried.`,
+template stays failed until it changes or the canary is retried.
+
+For an ExtendedDaemonSet whose spec.workloadRef names a DaemonSet, which
+recreates pods at its own template only, the rollout stops instead: no
+other pod is deleted, and the canary nodes keep the failed revision until
+the DaemonSet's template is reverted (` + "`kubectl eds rollback`" + ` prints it).`,
 		decide: failCanary,
 	},
 	{

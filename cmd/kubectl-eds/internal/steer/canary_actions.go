@@ -94,6 +94,12 @@ func failCanary(t *target) (change, error) {
 	}
 	msg := fmt.Sprintf("canary %s of %s failed: its nodes go back to the active template (%s); %s starts it again",
 		c.ReplicaSet, t, t.eds.Status.ActiveReplicaSet, t.command("canary retry"))
+	if t.referencing() {
+		// The DaemonSet recreates a deleted pod at its own template only.
+		msg = fmt.Sprintf("canary %s of %s failed: no other pod of %s is deleted, and its nodes keep its revision until the DaemonSet's "+
+			"template is reverted (%s prints the active one's, for git); %s starts it again",
+			c.ReplicaSet, t, t.daemonSet(), t.command("rollback"), t.command("canary retry"))
+	}
 	value := canary.SteeringValue(c)
 	if t.eds.Annotations[v1alpha1.CanaryFailedAnnotation] == value && !pausedByAnnotation(t) {
 		return change{message: msg}, nil

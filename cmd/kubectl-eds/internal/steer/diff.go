@@ -17,7 +17,8 @@ func diffCommand(o *cli.Options) *cobra.Command {
 		Short: "Show how the canary's pod template differs from the active one",
 		Long: `Show, as a unified diff of their YAML, how the pod template of the canary
 differs from the active one. Without a canary, it compares the active
-template with the spec's, which differ while a new template is not yet
+template with the spec's (the DaemonSet's, for an ExtendedDaemonSet whose
+spec.workloadRef names one), which differ while a new template is not yet
 rolled out.`,
 		Args:              oneName,
 		ValidArgsFunction: o.CompleteExtendedDaemonSets,
@@ -34,7 +35,7 @@ type side struct {
 }
 
 func runDiff(ctx context.Context, o *cli.Options, out io.Writer, name string) error {
-	t, err := load(ctx, o, name)
+	t, err := loadWithTemplate(ctx, o, name)
 	if err != nil {
 		return err
 	}
@@ -70,8 +71,8 @@ func runDiff(ctx context.Context, o *cli.Options, out io.Writer, name string) er
 func comparedWithActive(t *target, h history, active revision) (to side, same string, _ error) {
 	c := t.eds.Status.Canary
 	if c == nil {
-		return side{"spec.template (not rolled out yet)", &t.eds.Spec.Template},
-			fmt.Sprintf("no difference: %s runs the template of its spec, revision %s (%s)", t, active.label(), active.rs.Name), nil
+		return side{t.templateSource() + " (not rolled out yet)", t.template},
+			fmt.Sprintf("no difference: %s runs the template of %s, revision %s (%s)", t, t.templateOwner(), active.label(), active.rs.Name), nil
 	}
 	canary, ok := h.named(c.ReplicaSet)
 	if !ok {

@@ -19,8 +19,8 @@ const (
 	stateCanary       = "canary"
 	statePausedCanary = "paused canary"
 	stateFailedCanary = "failed canary"
-	// statePending: the spec's template, whose role the controller has not
-	// recorded yet.
+	// statePending: the template rolled out now (the spec's, or the
+	// DaemonSet's), whose role the controller has not recorded yet.
 	statePending = "pending"
 	stateOld     = "old"
 )
@@ -34,11 +34,16 @@ keeps for each pod template, by revision, with the images of its
 template, its age, and its state: active (runs on every node), canary,
 paused canary or failed canary, pending (the spec's template, not yet
 given a role), or old (kept to roll back to, up to
-spec.revisionHistoryLimit).`,
+spec.revisionHistoryLimit).
+
+For an ExtendedDaemonSet whose spec.workloadRef names a DaemonSet, the
+revisions are those of the DaemonSet's template (replica sets
+<name>-<controller-revision-hash>), and pending is the DaemonSet's
+current template.`,
 		Args:              oneName,
 		ValidArgsFunction: o.CompleteExtendedDaemonSets,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := load(cmd.Context(), o, args[0])
+			t, err := loadWithTemplate(cmd.Context(), o, args[0])
 			if err != nil {
 				return err
 			}
@@ -81,7 +86,7 @@ func (t *target) stateOf(r revision) string {
 		return statePausedCanary
 	case c != nil && c.ReplicaSet == r.rs.Name:
 		return stateCanary
-	case equality.Semantic.DeepEqual(r.rs.Spec.Template, t.eds.Spec.Template):
+	case t.template != nil && equality.Semantic.DeepEqual(&r.rs.Spec.Template, t.template):
 		return statePending
 	}
 	return stateOld

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +21,10 @@ type target struct {
 	c   client.Client
 	key types.NamespacedName
 	eds *v1alpha1.ExtendedDaemonSet
+	// template is the template the ExtendedDaemonSet rolls out now (its
+	// spec's, or the DaemonSet's its workloadRef names), for the commands
+	// that compare revisions with it; nil for the others.
+	template *corev1.PodTemplateSpec
 }
 
 // load reads the ExtendedDaemonSet name of the namespace the flags and the
@@ -39,6 +44,46 @@ func load(ctx context.Context, o *cli.Options, name string) (*target, error) {
 		return nil, err
 	}
 	return &target{c: c, key: key, eds: eds}, nil
+}
+
+// loadWithTemplate is load, with the template the ExtendedDaemonSet rolls
+// out now.
+func loadWithTemplate(ctx context.Context, o *cli.Options, name string) (*target, error) {
+	t, err := load(ctx, o, name)
+	if err != nil {
+		return nil, err
+	}
+	if t.template, err = cli.CurrentTemplate(ctx, t.c, t.eds); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// referencing says whether the target's workloadRef names a DaemonSet,
+// whose template it rolls out instead of its own.
+func (t *target) referencing() bool { return t.eds.Spec.WorkloadRef != nil }
+
+// daemonSet names the DaemonSet the target's workloadRef names.
+func (t *target) daemonSet() string {
+	return "DaemonSet " + types.NamespacedName{Namespace: t.key.Namespace, Name: t.eds.Spec.WorkloadRef.Name}.String()
+}
+
+// templateOwner names what holds the template rolled out now: "its spec",
+// or the DaemonSet.
+func (t *target) templateOwner() string {
+	if t.referencing() {
+		return t.daemonSet()
+	}
+	return "its spec"
+}
+
+// templateSource names where the template rolled out now is written:
+// "spec.template", or the DaemonSet's.
+func (t *target) templateSource() string {
+	if t.referencing() {
+		return t.daemonSet() + " spec.template"
+	}
+	return "spec.template"
 }
 
 // String names the ExtendedDaemonSet as messages do.
