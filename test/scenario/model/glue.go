@@ -407,14 +407,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 	}
 	obs.template = work.templateOr(&eds.Spec.Template)
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, c.fitting(obs.template), c.now)
-	// The controller reads work.specErr here without a workloadRef too,
-	// where work is nil: that dereference panics, and the model reads it
-	// only when there is one.
-	var workErr error
-	if work != nil {
-		workErr = work.specErr
-	}
-	obs.specErr = errors.Join(obs.specErr, old.refused, workErr)
+	obs.specErr = errors.Join(obs.specErr, old.refused, work.err())
 	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)

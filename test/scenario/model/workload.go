@@ -301,6 +301,14 @@ func (w *workloadPods) templateOr(otherwise *corev1.PodTemplateSpec) *corev1.Pod
 	return w.template
 }
 
+// err mirrors the method of the same name in replicaset_workload.go.
+func (w *workloadPods) err() error {
+	if w == nil {
+		return nil
+	}
+	return w.specErr
+}
+
 // waiting mirrors the method of the same name.
 func (w *workloadPods) waiting() string {
 	if w == nil || w.own || w.specErr != nil {
