@@ -47,10 +47,11 @@ func (r *ExtendedDaemonSetReconciler) chooseActive(ctx context.Context, eds *v1a
 		return sets, nil, 0, nil
 	case eds.Spec.Strategy.Canary == nil:
 		if canaryOfCurrent && st.Canary.Failed {
-			if token := canary.RetryToken(nil, eds.Annotations); token == "" || token == st.LastHandledRetry {
+			token := canary.RetryToken(nil, eds.Annotations)
+			if !canary.RetryAsked(token, st.LastHandledRetry) {
 				return sets, nil, 0, nil
 			}
-			st.LastHandledRetry = canary.RetryToken(nil, eds.Annotations)
+			st.LastHandledRetry = canary.RetryHandled(token, st.LastHandledRetry)
 		}
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 		return sets, nil, 0, nil

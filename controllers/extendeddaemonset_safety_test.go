@@ -98,7 +98,28 @@ func TestCanaryReplacesItsPodsUnderMaxUnavailable(t *testing.T) {
 // a new template or a retry rolls it out.
 func TestFailedTemplateStaysFailedWithoutACanaryStrategy(t *testing.T) {
 	s := newScenario(t)
+	s.expectFailedStaysFailedWithoutACanaryStrategy(s.startManualCanary(intstr.FromInt32(1), "a", "b"))
+}
+
+// Retries given while the canary ran, through the spec and the annotation,
+// were handled then: once the canary strategy is gone, what is left of them
+// (the annotation's) asks for no retry of the failure that came after.
+func TestRetriesHandledBeforeAFailureDoNotRollItOutWithoutACanaryStrategy(t *testing.T) {
+	s := newScenario(t)
 	run := s.startManualCanary(intstr.FromInt32(1), "a", "b")
+	s.updateEDS(run.eds, func(e *v1alpha1.ExtendedDaemonSet) { e.Spec.Strategy.Canary.Retry = "spec-1" })
+	s.annotate(run.eds, v1alpha1.CanaryRetryAnnotation, "annotation-1")
+	s.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(s.getEDS(g, run.eds.Name).Status.LastHandledRetry).To(gomega.Equal("spec-1/annotation-1"))
+	}).Should(gomega.Succeed())
+	s.expectFailedStaysFailedWithoutACanaryStrategy(run)
+}
+
+// expectFailedStaysFailedWithoutACanaryStrategy fails the running canary
+// of run, removes the canary strategy, and expects the failed template to
+// stay off every node until a retry is asked for.
+func (s *scenario) expectFailedStaysFailedWithoutACanaryStrategy(run canaryRun) {
+	s.t.Helper()
 	eds, active, stable, second, canaryNodes := run.eds, run.active, run.stable, run.canary, run.nodes
 	s.annotate(eds, v1alpha1.CanaryFailedAnnotation, second)
 	s.g.Eventually(func(g gomega.Gomega) {

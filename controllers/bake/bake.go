@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -74,16 +75,17 @@ func Step(in Input) Decision {
 	if st != nil && st.ReplicaSet != in.ReplicaSet {
 		st = nil
 	}
-	retry := in.RetryToken != "" && in.RetryToken != in.LastHandledRetry
+	retry := canary.RetryAsked(in.RetryToken, in.LastHandledRetry)
+	handled := canary.RetryHandled(in.RetryToken, in.LastHandledRetry)
 	switch {
 	case Failed(st) && !retry:
 		d.Status = st
 		return d
 	case Failed(st):
 		st.Analysis, st.StartedAt = nil, metav1.NewTime(in.Now)
-		d.LastHandledRetry, d.Retried = in.RetryToken, true
+		d.LastHandledRetry, d.Retried = handled, true
 	case retry:
-		d.LastHandledRetry = in.RetryToken
+		d.LastHandledRetry = handled
 	}
 	baking := bakingIn(in.Domains)
 	switch {

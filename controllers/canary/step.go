@@ -113,9 +113,9 @@ func step(in Input) (Result, error) {
 	case st == nil || !st.Failed:
 		// A token seen before the canary fails cannot ask to retry that
 		// failure: only a token changed after it does.
-		res.LastHandledRetry = token
-	case token != "" && token != in.LastHandledRetry:
-		st, res.LastHandledRetry = nil, token
+		res.LastHandledRetry = RetryHandled(token, in.LastHandledRetry)
+	case RetryAsked(token, in.LastHandledRetry):
+		st, res.LastHandledRetry = nil, RetryHandled(token, in.LastHandledRetry)
 	}
 	if st != nil && in.Analysis != nil {
 		st.Analysis = in.Analysis.DeepCopy()

@@ -110,10 +110,11 @@ func (c *Cluster) edsPass() {
 	case c.eds.Spec.Strategy.Canary == nil:
 		canaryOfCurrent := st.Canary != nil && st.Canary.ReplicaSet == current.Name
 		if canaryOfCurrent && st.Canary.Failed {
-			if token := canary.RetryToken(nil, c.eds.Annotations); token == "" || token == st.LastHandledRetry {
+			token := canary.RetryToken(nil, c.eds.Annotations)
+			if !canary.RetryAsked(token, st.LastHandledRetry) {
 				break
 			}
-			st.LastHandledRetry = canary.RetryToken(nil, c.eds.Annotations)
+			st.LastHandledRetry = canary.RetryHandled(token, st.LastHandledRetry)
 		}
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 	default:

@@ -19,7 +19,7 @@ import (
 // changes, its copy must change with it, then its digest here: a model
 // that drifts from the controller proves nothing about it.
 var mirrored = map[string]string{
-	"ExtendedDaemonSetReconciler.chooseActive":      "ccd9da0e6e5be08a",
+	"ExtendedDaemonSetReconciler.chooseActive":      "963cbc4cdbf24838",
 	"ExtendedDaemonSetReconciler.stepCanary":        "2965f2e48f4587fa",
 	"ExtendedDaemonSetReconciler.canaryInput":       "55c25fba4d74d499",
 	"ExtendedDaemonSetReconciler.stepBake":          "2f15247d263abde8",

@@ -215,6 +215,17 @@ func TestStoriesThatOnceBrokeAPromise(t *testing.T) {
 		cfg  Config
 		seq  []scenario.Action
 	}{
+		// A retry handled while the canary ran ("spec/annotation") read as
+		// a new one once the canary strategy was gone ("/annotation"): the
+		// failed template became active on every node.
+		{"retried twice, failed, canary turned off", Config{Workload: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 30 * time.Second},
+			{Kind: scenario.Steer, Steer: scenario.Retry, Target: scenario.RunningCanary, Via: scenario.ViaSpec},
+			{Kind: scenario.Steer, Steer: scenario.Retry, Target: scenario.RunningCanary, Via: scenario.ViaAnnotation},
+			{Kind: scenario.Steer, Steer: scenario.FailCanary, Target: scenario.RunningCanary, Via: scenario.ViaAnnotation},
+			{Kind: scenario.Toggle, Setting: scenario.CanaryStrategy, On: false},
+		}},
 		{"validated, rolled back, applied again", Config{Analysis: true}, []scenario.Action{
 			{Kind: scenario.ApplyTemplate, Template: 1},
 			{Kind: scenario.Steer, Steer: scenario.Validate, Target: scenario.RunningCanary},
