@@ -32,7 +32,8 @@ type workloadPods struct {
 	pods      []*corev1.Pod
 	template  *corev1.PodTemplateSpec
 	specErr   error
-	// own: the DaemonSet creates pods at this replica set's template.
+	// own: the DaemonSet creates pods at this replica set's template, its
+	// controller having observed it.
 	own bool
 }
 
@@ -57,7 +58,9 @@ func (r *ReplicaSetReconciler) podsOf(ctx context.Context, eds *v1alpha1.Extende
 		return nil, nil, err
 	}
 	w.template = &ds.Spec.Template
-	w.own = equality.Semantic.DeepEqual(&ers.Spec.Template, &ds.Spec.Template)
+	// Until its controller has observed the DaemonSet's generation, it may
+	// still create pods at the template before.
+	w.own = ds.Status.ObservedGeneration >= ds.Generation && equality.Semantic.DeepEqual(&ers.Spec.Template, &ds.Spec.Template)
 	return w.pods, w, nil
 }
 

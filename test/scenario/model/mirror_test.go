@@ -64,7 +64,7 @@ var mirrored = map[string]string{
 	"ReplicaSetReconciler.act":                      "3498d171d64ff22b",
 	"ExtendedDaemonSetReconciler.currentRevision":   "d130707bea5c8692",
 	"ExtendedDaemonSetReconciler.podsOf":            "fa6fb7a860ef3fab",
-	"ReplicaSetReconciler.podsOf":                   "3421fdcaab097176",
+	"ReplicaSetReconciler.podsOf":                   "0309152d0f6b101a",
 	"workloadPods.templateOr":                       "54a7617fbb7d81dd",
 	"workloadPods.waiting":                          "030a3e50a6847654",
 	"workloadPods.err":                              "dcde0cbe0f519959",

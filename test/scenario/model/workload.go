@@ -289,7 +289,7 @@ func (c *Cluster) rsPodsOf(ers *v1alpha1.ExtendedDaemonSetReplicaSet) ([]*corev1
 	w.pods = c.daemonSetPods()
 	spec := c.workload.spec()
 	w.template = &spec
-	w.own = equality.Semantic.DeepEqual(&ers.Spec.Template, &spec)
+	w.own = c.workload.observedGeneration >= c.workload.generation && equality.Semantic.DeepEqual(&ers.Spec.Template, &spec)
 	return w.pods, w
 }
 
