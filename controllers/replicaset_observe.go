@@ -129,7 +129,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	}
 	obs.template = work.templateOr(&eds.Spec.Template)
 	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(obs.template, nodes), now)
-	obs.specErr = errors.Join(obs.specErr, old.refused, work.specErr)
+	obs.specErr = errors.Join(obs.specErr, old.refused, work.refused())
 	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	obs.deadline = eds.Spec.ProgressDeadline()
 	if obs.role == v1alpha1.ReplicaSetActive {

@@ -70,6 +70,14 @@ func (w *workloadPods) templateOr(otherwise *corev1.PodTemplateSpec) *corev1.Pod
 	return w.template
 }
 
+// refused is the DaemonSet's spec error, nil without a workloadRef.
+func (w *workloadPods) refused() error {
+	if w == nil {
+		return nil
+	}
+	return w.specErr
+}
+
 // waiting says why the replica set replaces no pod, empty when it may.
 func (w *workloadPods) waiting() string {
 	if w == nil || w.own || w.specErr != nil {
