@@ -27,6 +27,11 @@ type scenario struct {
 	strategy func() v1alpha1.ExtendedDaemonSetStrategy
 	// inPlace scenarios expect the pods to be kept, their image patched.
 	inPlace bool
+	// workloadRef scenarios run our side as an ExtendedDaemonSet whose
+	// workloadRef names a DaemonSet updated OnDelete: the manager deletes
+	// its pods, kube-controller-manager's DaemonSet controller recreates
+	// them. The measured change is the DaemonSet's image.
+	workloadRef bool
 }
 
 // canaryDuration is the shortest canary the CRD accepts: it refuses 0s,
@@ -51,6 +56,11 @@ var scenarios = []scenario{
 			s.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, Duration: &metav1.Duration{Duration: canaryDuration}}
 			return s
 		},
+	},
+	{
+		name: "workloadref", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef, maxUnavailable 10%, no canary, until rolled out",
+		update: true, workloadRef: true,
+		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
 	},
 	{
 		name: "inplace", what: "a new image patched into the running pods (InPlaceIfPossible), maxUnavailable 10%, until rolled out",
@@ -81,6 +91,11 @@ func scenariosNamed(list string) ([]scenario, error) {
 		out = append(out, scenarios[i])
 	}
 	return out, nil
+}
+
+// isWorkloadRef says whether the scenario named name is a workloadRef one.
+func isWorkloadRef(name string) bool {
+	return slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == name && s.workloadRef })
 }
 
 func scenarioNames() string {
