@@ -36,7 +36,7 @@ func BenchmarkControllers(b *testing.B) {
 }
 
 // TestBenchmarkCollectsEveryFigure runs every scenario once on 20 nodes,
-// the workloadRef one included: the benchmark itself must keep working,
+// the workloadRef ones included: the benchmark itself must keep working,
 // whatever its figures are.
 func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 	testenv.RequireAssets(t)

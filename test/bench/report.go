@@ -143,7 +143,7 @@ the DaemonSet controller's" add that controller's requests, as the audit
 log counts them.
 `)
 	}
-	if slices.Contains(c.Scenarios, "canary") {
+	if slices.ContainsFunc(c.Scenarios, isCanary) {
 		fmt.Fprintf(&b, "The canary lasts %s, the shortest the CRD accepts: it refuses 0s.\n", canaryDuration)
 	}
 	fmt.Fprintf(&b, "Over 10s, QPS %d and burst %d allow %.1f requests/s.\n", c.QPS, c.Burst, float64(c.QPS)+float64(c.Burst)/rateWindow.Seconds())

@@ -50,17 +50,17 @@ var scenarios = []scenario{
 	{
 		name: "canary", what: "a new image through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
 		oursOnly: true, update: true,
-		strategy: func() v1alpha1.ExtendedDaemonSetStrategy {
-			s := rollingUpdate(v1alpha1.RollingUpdateStandard)()
-			replicas := intstr.FromString("1%")
-			s.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, Duration: &metav1.Duration{Duration: canaryDuration}}
-			return s
-		},
+		strategy: canaryOnePercent,
 	},
 	{
 		name: "workloadref", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef, maxUnavailable 10%, no canary, until rolled out",
 		update: true, workloadRef: true,
 		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
+	},
+	{
+		name: "workloadref-canary", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
+		oursOnly: true, update: true, workloadRef: true,
+		strategy: canaryOnePercent,
 	},
 	{
 		name: "inplace", what: "a new image patched into the running pods (InPlaceIfPossible), maxUnavailable 10%, until rolled out",
@@ -76,6 +76,15 @@ func rollingUpdate(kind v1alpha1.RollingUpdateType) func() v1alpha1.ExtendedDaem
 			RollingUpdate: v1alpha1.RollingUpdateStrategy{Type: kind, MaxUnavailable: &unavailable},
 		}
 	}
+}
+
+// canaryOnePercent is the rolling update with a canary on 1% of the nodes
+// first.
+func canaryOnePercent() v1alpha1.ExtendedDaemonSetStrategy {
+	s := rollingUpdate(v1alpha1.RollingUpdateStandard)()
+	replicas := intstr.FromString("1%")
+	s.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, Duration: &metav1.Duration{Duration: canaryDuration}}
+	return s
 }
 
 // scenariosNamed returns the scenarios of a comma-separated list, in the
@@ -96,6 +105,11 @@ func scenariosNamed(list string) ([]scenario, error) {
 // isWorkloadRef says whether the scenario named name is a workloadRef one.
 func isWorkloadRef(name string) bool {
 	return slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == name && s.workloadRef })
+}
+
+// isCanary says whether the scenario named name runs a canary.
+func isCanary(name string) bool {
+	return slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == name && s.strategy().Canary != nil })
 }
 
 func scenarioNames() string {
