@@ -35,8 +35,9 @@ func BenchmarkControllers(b *testing.B) {
 	b.Logf("report written to %s", cfg.out)
 }
 
-// TestBenchmarkCollectsEveryFigure runs every scenario once on 20 nodes:
-// the benchmark itself must keep working, whatever its figures are.
+// TestBenchmarkCollectsEveryFigure runs every scenario once on 20 nodes,
+// the workloadRef ones included: the benchmark itself must keep working,
+// whatever its figures are.
 func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 	testenv.RequireAssets(t)
 	cfg := config{
@@ -65,6 +66,18 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 		for _, fig := range []string{figWall, figRequests, figAudited, figWrites, figFailed, figPodWrites, figOwnWrites, figEvtWrites, figQPSFloor, figOverFloor, figPeakRate, figPeakRSS, figCPU} {
 			if _, ok := r.Figures[fig]; !ok {
 				t.Errorf("%s, %s: no %s", r.Scenario, r.Controller, fig)
+			}
+		}
+		if isWorkloadRef(r.Scenario) {
+			for _, fig := range []string{figWithDSRequests, figWithDSWrites} {
+				if _, ok := r.Figures[fig]; !ok {
+					t.Errorf("%s, %s: no %s", r.Scenario, r.Controller, fig)
+				}
+			}
+			// Ours deletes the pods, the DaemonSet controller creates
+			// them: together they write more than ours alone.
+			if r.Controller == ours && r.Figures[figWithDSWrites] <= r.Figures[figWrites] {
+				t.Errorf("%s, ours: %v writes with the DaemonSet controller's, %v alone", r.Scenario, r.Figures[figWithDSWrites], r.Figures[figWrites])
 			}
 		}
 		for _, name := range []string{"extendeddaemonsetreplicaset", decisionOnly} {

@@ -21,13 +21,15 @@ func TestConfigFromEnv(t *testing.T) {
 	t.Setenv(qpsEnv, "20,200")
 	t.Setenv(repsEnv, "1,3")
 	t.Setenv(burstEnv, "50")
-	t.Setenv(scenariosEnv, "update,canary")
+	t.Setenv(scenariosEnv, "update,canary,workloadref,workloadref-canary")
 	t.Setenv(managerEnv, " GOMEMLIMIT=128MiB  GOGC=50 ")
 	if cfg, err = configFromEnv(); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(cfg.reps, []int{1, 3}) || !slices.Equal(cfg.bursts, []int{50, 50}) ||
 		cfg.scenarios[0].name != "update" || cfg.scenarios[1].name != "canary" ||
+		cfg.scenarios[2].name != "workloadref" || !cfg.scenarios[2].workloadRef ||
+		cfg.scenarios[3].name != "workloadref-canary" || !cfg.scenarios[3].workloadRef || !cfg.scenarios[3].oursOnly ||
 		!slices.Equal(cfg.managerEnv, []string{"GOMEMLIMIT=128MiB", "GOGC=50"}) {
 		t.Errorf("one value per QPS, or one for all: %+v", cfg)
 	}

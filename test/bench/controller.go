@@ -37,8 +37,8 @@ type controller struct {
 	reconcilers []string
 	// ownKinds are the resources it writes besides pods and events.
 	ownKinds []string
-	// newWorkload is the agent as this controller runs it.
-	newWorkload func() workload
+	// newWorkload is the agent as this controller runs it in sc.
+	newWorkload func(sc scenario) workload
 }
 
 // metricsClient scrapes the controllers' own endpoints:

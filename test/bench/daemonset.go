@@ -14,18 +14,26 @@ import (
 type daemonSet struct {
 	c  client.Client
 	ds *appsv1.DaemonSet
+	// onDelete leaves the rollout to whoever deletes the pods, an
+	// ExtendedDaemonSet's workloadRef; otherwise the DaemonSet rolls
+	// itself with maxUnavailable 10%.
+	onDelete bool
 }
 
 func (w *daemonSet) create(ctx context.Context, namespace string, _ scenario, version string) error {
+	strategy := appsv1.DaemonSetUpdateStrategy{
+		Type:          appsv1.RollingUpdateDaemonSetStrategyType,
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &maxUnavailable},
+	}
+	if w.onDelete {
+		strategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
+	}
 	w.ds = &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: namespace},
 		Spec: appsv1.DaemonSetSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: agentLabels},
-			Template: agentTemplate(version),
-			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{
-				Type:          appsv1.RollingUpdateDaemonSetStrategyType,
-				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &maxUnavailable},
-			},
+			Selector:       &metav1.LabelSelector{MatchLabels: agentLabels},
+			Template:       agentTemplate(version),
+			UpdateStrategy: strategy,
 		},
 	}
 	if err := w.c.Create(ctx, w.ds); err != nil {

@@ -109,7 +109,7 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		requestCounter: "rest_client_requests_total", keyOf: nativeRequestKey,
 		agent:       nativeAgent,
 		ownKinds:    []string{"daemonsets", "controllerrevisions"},
-		newWorkload: func() workload { return &daemonSet{c: e.client} },
+		newWorkload: func(scenario) workload { return &daemonSet{c: e.client} },
 	}
 	e.ours = &controller{
 		name: ours, pid: e.manager.PID,
@@ -118,7 +118,12 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		byResourceInProcess: true, agent: ourAgent,
 		reconcilers: []string{"extendeddaemonset", "extendeddaemonsetreplicaset", decisionOnly},
 		ownKinds:    []string{"extendeddaemonsets", "extendeddaemonsetreplicasets"},
-		newWorkload: func() workload { return &extendedDaemonSet{c: e.client} },
+		newWorkload: func(sc scenario) workload {
+			if sc.workloadRef {
+				return newReferencedDaemonSet(e.client)
+			}
+			return &extendedDaemonSet{c: e.client}
+		},
 	}
 	return e, nil
 }

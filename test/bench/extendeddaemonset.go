@@ -16,15 +16,18 @@ import (
 type extendedDaemonSet struct {
 	c   client.Client
 	eds *v1alpha1.ExtendedDaemonSet
+	// ref, when set, names the DaemonSet whose pods it rolls out, in place
+	// of a template of its own.
+	ref *v1alpha1.WorkloadRef
 }
 
 func (w *extendedDaemonSet) create(ctx context.Context, namespace string, sc scenario, version string) error {
 	w.eds = &v1alpha1.ExtendedDaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: namespace},
-		Spec: v1alpha1.ExtendedDaemonSetSpec{
-			Template: agentTemplate(version),
-			Strategy: sc.strategy(),
-		},
+		Spec:       v1alpha1.ExtendedDaemonSetSpec{WorkloadRef: w.ref, Strategy: sc.strategy()},
+	}
+	if w.ref == nil {
+		w.eds.Spec.Template = agentTemplate(version)
 	}
 	if err := w.c.Create(ctx, w.eds); err != nil {
 		return fmt.Errorf("creating the ExtendedDaemonSet: %w", err)
@@ -37,10 +40,15 @@ func (w *extendedDaemonSet) setImage(ctx context.Context, version string) error 
 }
 
 func (w *extendedDaemonSet) rollout(ctx context.Context) (rolloutState, error) {
-	eds := &v1alpha1.ExtendedDaemonSet{}
-	if err := w.c.Get(ctx, client.ObjectKeyFromObject(w.eds), eds); err != nil {
+	eds, err := w.latest(ctx)
+	if err != nil {
 		return rolloutState{}, err
 	}
+	return rolloutOf(eds), nil
+}
+
+// rolloutOf is where eds's status says its rollout stands.
+func rolloutOf(eds *v1alpha1.ExtendedDaemonSet) rolloutState {
 	s := eds.Status
 	ready := metav1.ConditionUnknown
 	for _, c := range s.Conditions {
@@ -53,7 +61,16 @@ func (w *extendedDaemonSet) rollout(ctx context.Context) (rolloutState, error) {
 			s.UpToDate == s.Desired && s.Available == s.Desired && s.Current == s.Desired,
 		summary: fmt.Sprintf("generation %d/%d, state %s, ready %s, canary %t, desired %d, current %d, up to date %d, available %d",
 			s.ObservedGeneration, eds.Generation, s.State, ready, s.Canary != nil, s.Desired, s.Current, s.UpToDate, s.Available),
-	}, nil
+	}
+}
+
+// latest reads the ExtendedDaemonSet as it is now.
+func (w *extendedDaemonSet) latest(ctx context.Context) (*v1alpha1.ExtendedDaemonSet, error) {
+	eds := &v1alpha1.ExtendedDaemonSet{}
+	if err := w.c.Get(ctx, client.ObjectKeyFromObject(w.eds), eds); err != nil {
+		return nil, fmt.Errorf("reading the ExtendedDaemonSet: %w", err)
+	}
+	return eds, nil
 }
 
 func (w *extendedDaemonSet) deleteAll(ctx context.Context) error {

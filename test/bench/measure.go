@@ -39,7 +39,7 @@ func (e *environment) measure(ctx context.Context, sc scenario, c *controller, r
 	if err := e.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return nil, fmt.Errorf("creating namespace %s: %w", ns, err)
 	}
-	w := c.newWorkload()
+	w := c.newWorkload(sc)
 	r, err := e.measureIn(ctx, ns, sc, c, w)
 	if r != nil {
 		r.Scenario, r.Controller, r.Rep = sc.name, c.name, rep
@@ -96,7 +96,7 @@ func (e *environment) measureIn(ctx context.Context, ns string, sc scenario, c *
 	if err := c.waitQuiet(ctx); err != nil {
 		return nil, err
 	}
-	r, err := e.endMeasurement(ctx, c, before, wall)
+	r, err := e.endMeasurement(ctx, sc, c, before, wall)
 	if err != nil {
 		return nil, err
 	}

@@ -96,6 +96,17 @@ func (c counts) since(base counts) counts {
 	return out
 }
 
+// plus adds other's counts to c's, in a new counts.
+func (c counts) plus(other counts) counts {
+	out := counts{}
+	for _, from := range []counts{c, other} {
+		for k, v := range from {
+			out[k] += v
+		}
+	}
+	return out
+}
+
 func (c counts) total() float64 {
 	var sum float64
 	for _, v := range c {

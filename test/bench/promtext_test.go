@@ -87,3 +87,18 @@ func TestRequestKeyNamesFailures(t *testing.T) {
 		}
 	}
 }
+
+func TestCountsPlusAddsByKey(t *testing.T) {
+	ours := counts{"delete pods": 10, "update extendeddaemonsets/status": 3}
+	daemonSetController := counts{"create pods": 10, "update extendeddaemonsets/status": 0, "update daemonsets/status": 4}
+	sum := ours.plus(daemonSetController)
+	if sum.total() != 27 || sum["delete pods"] != 10 || sum["create pods"] != 10 || sum["update daemonsets/status"] != 4 {
+		t.Errorf("plus = %v", sum)
+	}
+	if ours.total() != 13 {
+		t.Errorf("plus changed its receiver: %v", ours)
+	}
+	if got := counts(nil).plus(nil); got == nil || got.total() != 0 {
+		t.Errorf("nil plus nil = %v", got)
+	}
+}

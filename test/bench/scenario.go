@@ -27,6 +27,11 @@ type scenario struct {
 	strategy func() v1alpha1.ExtendedDaemonSetStrategy
 	// inPlace scenarios expect the pods to be kept, their image patched.
 	inPlace bool
+	// workloadRef scenarios run our side as an ExtendedDaemonSet whose
+	// workloadRef names a DaemonSet updated OnDelete: the manager deletes
+	// its pods, kube-controller-manager's DaemonSet controller recreates
+	// them. The measured change is the DaemonSet's image.
+	workloadRef bool
 }
 
 // canaryDuration is the shortest canary the CRD accepts: it refuses 0s,
@@ -45,12 +50,17 @@ var scenarios = []scenario{
 	{
 		name: "canary", what: "a new image through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
 		oursOnly: true, update: true,
-		strategy: func() v1alpha1.ExtendedDaemonSetStrategy {
-			s := rollingUpdate(v1alpha1.RollingUpdateStandard)()
-			replicas := intstr.FromString("1%")
-			s.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, Duration: &metav1.Duration{Duration: canaryDuration}}
-			return s
-		},
+		strategy: canaryOnePercent,
+	},
+	{
+		name: "workloadref", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef, maxUnavailable 10%, no canary, until rolled out",
+		update: true, workloadRef: true,
+		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
+	},
+	{
+		name: "workloadref-canary", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
+		oursOnly: true, update: true, workloadRef: true,
+		strategy: canaryOnePercent,
 	},
 	{
 		name: "inplace", what: "a new image patched into the running pods (InPlaceIfPossible), maxUnavailable 10%, until rolled out",
@@ -68,6 +78,15 @@ func rollingUpdate(kind v1alpha1.RollingUpdateType) func() v1alpha1.ExtendedDaem
 	}
 }
 
+// canaryOnePercent is the rolling update with a canary on 1% of the nodes
+// first.
+func canaryOnePercent() v1alpha1.ExtendedDaemonSetStrategy {
+	s := rollingUpdate(v1alpha1.RollingUpdateStandard)()
+	replicas := intstr.FromString("1%")
+	s.Canary = &v1alpha1.CanaryStrategy{Replicas: &replicas, Duration: &metav1.Duration{Duration: canaryDuration}}
+	return s
+}
+
 // scenariosNamed returns the scenarios of a comma-separated list, in the
 // list's order.
 func scenariosNamed(list string) ([]scenario, error) {
@@ -81,6 +100,16 @@ func scenariosNamed(list string) ([]scenario, error) {
 		out = append(out, scenarios[i])
 	}
 	return out, nil
+}
+
+// isWorkloadRef says whether the scenario named name is a workloadRef one.
+func isWorkloadRef(name string) bool {
+	return slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == name && s.workloadRef })
+}
+
+// isCanary says whether the scenario named name runs a canary.
+func isCanary(name string) bool {
+	return slices.ContainsFunc(scenarios, func(s scenario) bool { return s.name == name && s.strategy().Canary != nil })
 }
 
 func scenarioNames() string {
