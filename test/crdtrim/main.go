@@ -290,28 +290,31 @@ func schemaAt(root *yaml.Node, path string) *yaml.Node {
 
 // keyOf returns the key node of key in the mapping m, or nil.
 func keyOf(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i]
-		}
+	if i := indexOf(m, key); i >= 0 {
+		return m.Content[i]
 	}
 	return nil
 }
 
 // field returns the value of key in the mapping m, or nil.
 func field(m *yaml.Node, key string) *yaml.Node {
+	if i := indexOf(m, key); i >= 0 {
+		return m.Content[i+1]
+	}
+	return nil
+}
+
+// indexOf is the index of key's key node in the mapping m, -1 when absent.
+func indexOf(m *yaml.Node, key string) int {
 	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
+		return -1
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
-			return m.Content[i+1]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 func scalar(n *yaml.Node) string {
