@@ -18,6 +18,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
+	"github.com/extendeddaemonset/extendeddaemonset/test/invariants"
 )
 
 // agentDaemonSet is an apps/v1 DaemonSet of the agent at version on the
@@ -86,20 +87,11 @@ func (s *scenario) expectDaemonSetOn(ds *appsv1.DaemonSet, version string, nodes
 		for _, pod := range pods {
 			g.Expect(pod.DeletionTimestamp).To(gomega.BeNil(), "pod %s terminating", pod.Name)
 			g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage(version)), "pod %s", pod.Name)
-			g.Expect(podReady(&pod)).To(gomega.BeTrue(), "pod %s ready", pod.Name)
+			g.Expect(invariants.RunningAndReady(&pod)).To(gomega.BeTrue(), "pod %s ready", pod.Name)
 			on = append(on, pod.Spec.NodeName)
 		}
 		g.Expect(on).To(gomega.ConsistOf(nodes))
 	}).WithTimeout(rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
-}
-
-func podReady(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 // expectNeverWritten checks that the controller wrote nothing of ds: no
@@ -310,9 +302,12 @@ func TestWorkloadRefStepsThenZoneByZone(t *testing.T) {
 	s.setDaemonSetVersion(ds, "v2")
 	var steps []int32
 	var canaryNodes []string
-	zoneStarted := map[string]time.Time{}
-	maxZoneDown := 0
+	// zoneStarted is the poll in which a zone was first seen updating: one
+	// instant per poll, so zones seen together tie.
+	zoneStarted := map[string]int{}
+	maxZoneDown, poll := 0, 0
 	s.g.Eventually(func(g gomega.Gomega) {
+		poll++
 		latest := s.get(eds)
 		if c := latest.Status.Canary; c != nil {
 			if len(steps) == 0 || steps[len(steps)-1] != c.Step {
@@ -323,12 +318,12 @@ func TestWorkloadRefStepsThenZoneByZone(t *testing.T) {
 		down := map[string]int{}
 		live := map[string]bool{}
 		for _, pod := range s.daemonSetPods(g, ds) {
-			if pod.DeletionTimestamp == nil && podReady(&pod) {
+			if pod.DeletionTimestamp == nil && invariants.RunningAndReady(&pod) {
 				live[pod.Spec.NodeName] = true
 			}
 			if pod.Spec.Containers[0].Image == agentImage("v2") && !slices.Contains(canaryNodes, pod.Spec.NodeName) {
 				if _, ok := zoneStarted[zoneOf[pod.Spec.NodeName]]; !ok {
-					zoneStarted[zoneOf[pod.Spec.NodeName]] = time.Now()
+					zoneStarted[zoneOf[pod.Spec.NodeName]] = poll
 				}
 			}
 		}
@@ -348,14 +343,18 @@ func TestWorkloadRefStepsThenZoneByZone(t *testing.T) {
 		g.Expect(latest.Status.UpToDate).To(gomega.BeEquivalentTo(len(nodes)))
 	}).WithTimeout(2 * rolloutTimeout).WithPolling(pollInterval).Should(gomega.Succeed())
 	s.expectDaemonSetOn(ds, "v2", nodes)
-	s.t.Logf("canary steps seen %v on %v; zones started %v; at most %d nodes of one zone without an available agent", steps, canaryNodes, zoneStarted, maxZoneDown)
+	s.t.Logf("canary steps seen %v on %v; zones started in polls %v; at most %d nodes of one zone without an available agent", steps, canaryNodes, zoneStarted, maxZoneDown)
 	s.g.Expect(steps).To(gomega.ContainElements(int32(1), int32(2)), "both canary steps ran")
 	s.g.Expect(maxZoneDown).To(gomega.BeNumerically("<=", 1), "nodes of one zone without an available agent at once")
-	var order []string
-	for zone := range zoneStarted {
-		order = append(order, zone)
+	// No zone was seen updating in an earlier poll than a zone before it;
+	// kwok replaces pods faster than the polls, so zones seen in one poll
+	// tie, and the order within a poll is the event-driven monitor's to
+	// hold (its per-domain budget).
+	for _, zone := range topologyZones {
+		for _, earlier := range topologyZones {
+			if earlier < zone {
+				s.g.Expect(zoneStarted[earlier]).To(gomega.BeNumerically("<=", zoneStarted[zone]), "zone %s started before zone %s: %v", zone, earlier, zoneStarted)
+			}
+		}
 	}
-	slices.SortFunc(order, func(a, b string) int { return zoneStarted[a].Compare(zoneStarted[b]) })
-	// A zone whose nodes all ran the canary starts no rollout of its own.
-	s.g.Expect(slices.IsSorted(order)).To(gomega.BeTrue(), "zones started in order: %v", order)
 }
