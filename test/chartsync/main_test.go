@@ -20,7 +20,13 @@ const schemaJSON = `{
       }
     },
     "namespaces": {"description": "Watched.", "type": "array", "items": {"type": "string"}},
-    "qps": {"description": "QPS.", "type": ["number", "null"]}
+    "qps": {"description": "QPS.", "type": ["number", "null"]},
+    "tolerations": {"description": "Tolerations.", "type": "array", "items": {"$ref": "#/$defs/Toleration"}},
+    "securityContext": {"description": "Security.", "type": "object", "$ref": "#/$defs/SecurityContext"}
+  },
+  "$defs": {
+    "Toleration": {"type": "object", "properties": {"key": {}}},
+    "SecurityContext": {"type": "object", "properties": {"runAsNonRoot": {}}}
   }
 }`
 
@@ -29,6 +35,9 @@ const valuesYAML = `image:
   pullPolicy: ""
 namespaces: []
 qps: null
+tolerations: []
+securityContext:
+  runAsNonRoot: true
 `
 
 const readme = "# Title\n\nBefore.\n\n<!-- helm-values:begin -->\nstale\n<!-- helm-values:end -->\n\nAfter.\n"
@@ -69,6 +78,8 @@ func TestValuesTable(t *testing.T) {
 		"| `image.tag` | string | `\"\"` | Tag \\| or digest. |\n" +
 		"| `namespaces` | list of string | `[]` | Watched. |\n" +
 		"| `qps` | number or null | `null` | QPS. |\n" +
+		"| `securityContext` | SecurityContext | `{\"runAsNonRoot\":true}` | Security. |\n" +
+		"| `tolerations` | list of Toleration | `[]` | Tolerations. |\n" +
 		"<!-- helm-values:end -->\n\nAfter.\n"
 	if string(got) != want {
 		t.Errorf("README\n got %q\nwant %q", got, want)

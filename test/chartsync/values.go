@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,6 +28,9 @@ type schema struct {
 	Enum        []any              `json:"enum"`
 	Properties  map[string]*schema `json:"properties"`
 	Items       *schema            `json:"items"`
+	// Ref names a definition of $defs, such as a Kubernetes type the
+	// values pass into the pod; the table shows its name and no fields.
+	Ref string `json:"$ref"`
 }
 
 func writeValuesTable(chart, readme string) error {
@@ -113,6 +117,9 @@ func tableRows(s *schema, path string, values any, rows *[]string) error {
 }
 
 func typeName(s *schema) string {
+	if s.Ref != "" {
+		return path.Base(s.Ref)
+	}
 	var names []string
 	switch t := s.Type.(type) {
 	case string:

@@ -34,6 +34,8 @@ var badValues = []struct {
 	{"metrics port out of range", []string{"--set", "metrics.port=70000"}, []string{"port", "maximum"}, false},
 	{"label value not a string", []string{"--set", "metrics.serviceMonitor.labels.release=1"}, []string{"serviceMonitor", "release", "string"}, false},
 	{"unknown key under serviceMonitor", []string{"--set", "metrics.serviceMonitor.interval=30s"}, []string{"serviceMonitor", "interval", "additional properties"}, false},
+	{"misspelt pod security field", []string{"--set", "podSecurityContext.runAsNonroot=true"}, []string{"/podSecurityContext", "additional properties 'runAsNonroot'"}, false},
+	{"misspelt toleration field", []string{"--set", "tolerations[0].keys=gpu"}, []string{"/tolerations/0", "additional properties 'keys'"}, false},
 	{"rbac.create not a boolean", []string{"--set-string", "rbac.create=yes"}, []string{"create", "boolean"}, false},
 	{"pdb percentage in words", []string{"--set", "podDisruptionBudget.maxUnavailable=half"}, []string{"maxUnavailable", "does not match pattern"}, false},
 	{"pdb with both bounds", []string{"--set", "podDisruptionBudget.enabled=true", "--set", "podDisruptionBudget.minAvailable=1", "--set", "podDisruptionBudget.maxUnavailable=1"},
