@@ -3,7 +3,8 @@
 // (KUBEBUILDER_ASSETS): helm lint, the schema refusing bad values, the
 // objects rendered with the default values against config/default's, and
 // install, upgrade and uninstall on a simulated cluster. A short run skips
-// every test: each needs helm.
+// every test that needs helm; the check of the schema's Kubernetes types
+// against k8s.io/api runs in it.
 package helm
 
 import (
