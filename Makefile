@@ -36,7 +36,7 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths="./api/..."
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs (without the pod template's field descriptions), RBAC and the API reference from markers.
+manifests: $(CONTROLLER_GEN) ## Generate CRDs (without the pod template's field descriptions), RBAC and the API reference from markers; sync the Helm chart and its values table.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true,allowDangerousTypes=true \
 		rbac:roleName=manager-role paths="./api/...;./controllers/..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
@@ -45,6 +45,7 @@ manifests: $(CONTROLLER_GEN) ## Generate CRDs (without the pod template's field 
 		config/crd/bases/extendeddaemonset.io_extendeddaemonsets.yaml \
 		config/crd/bases/extendeddaemonset.io_extendeddaemonsetreplicasets.yaml \
 		config/crd/bases/extendeddaemonset.io_extendeddaemonsetsettings.yaml
+	go run ./test/chartsync -config config -chart config/helm/extendeddaemonset -readme README.md
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -60,7 +61,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 
 .PHONY: verify
 verify: ## Fail when generated files, formatting or go.mod are stale.
-	@sum() { find api config go.mod go.sum -type f -print0 | sort -z | xargs -0 sha256sum; }; \
+	@sum() { find api config go.mod go.sum README.md -type f -print0 | sort -z | xargs -0 sha256sum; }; \
 	before=$$(sum); \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; go mod tidy; \
 	if [ "$$before" != "$$(sum)" ]; then \

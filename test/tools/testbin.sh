@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the control-plane binaries and the Prometheus server of the test
+# Builds the control-plane binaries, the Prometheus server and helm of the test
 # harness from the Go module proxy into a per-version cache outside the
 # repository, skipping what is already there. The last line printed is the
 # directory to use as KUBEBUILDER_ASSETS.
@@ -64,6 +64,31 @@ if [ "$(cat "$prom_stamp" 2>/dev/null)" != "$PROMETHEUS_VERSION" ] || [ ! -x "$d
 		mv "$dir/.$name.tmp" "$dir/$name"
 	done
 	echo "$PROMETHEUS_VERSION" >"$prom_stamp"
+fi
+
+# helm, for the chart's tests, with the link-time values its own Makefile
+# sets: its version, and the Kubernetes version of its client-go, which
+# `helm template` and `helm lint` check a chart's kubeVersion against
+# (without them helm assumes Kubernetes 1.20). The stamp names the version.
+helm_stamp="$dir/.helm.version"
+if [ "$(cat "$helm_stamp" 2>/dev/null)" != "$HELM_VERSION" ] || [ ! -x "$dir/helm" ]; then
+	echo "building helm" >&2
+	helm_gomod=$(GOFLAGS= go mod download -json "helm.sh/helm/v3@$HELM_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')
+	k8s_minor=$(sed -n 's/^[[:space:]]*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$helm_gomod")
+	if [ -z "$k8s_minor" ]; then
+		echo "cannot read the client-go version of helm $HELM_VERSION from $helm_gomod" >&2
+		exit 1
+	fi
+	rm -f "$helm_stamp"
+	tmp=$(mktemp -d)
+	GOBIN="$tmp" GOFLAGS= go install -trimpath -ldflags "-s -w \
+		-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
+		-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$k8s_minor \
+		-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$k8s_minor" \
+		"helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+	mv "$tmp/helm" "$dir/helm"
+	rmdir "$tmp"
+	echo "$HELM_VERSION" >"$helm_stamp"
 fi
 
 echo "$dir"
