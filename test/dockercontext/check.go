@@ -26,17 +26,9 @@ func check(ctx context, b *builder, m *module, modRel string) []string {
 	problems = append(problems, checkGoImage(b, m.goVersion)...)
 	problems = append(problems, checkSources(ctx, b)...)
 
-	root := b.workdir // where go.mod lands, which is where go build must run
-	goMod := path.Join(modRel, "go.mod")
-	for _, c := range b.copies {
-		if to, ok := c.lands(goMod); ok {
-			root = path.Dir(to)
-		}
-	}
-	if root != b.workdir {
-		problems = append(problems, fmt.Sprintf("line %d: go build runs in WORKDIR %s but go.mod lands in %s\n  set WORKDIR %s before it", b.build.line, b.workdir, root, root))
-	}
-
+	// go build runs in WORKDIR, and finds the module there: each file must
+	// land at its place below it.
+	root := b.workdir
 	missing := map[string][]string{}          // top-level entry of the module -> files not copied
 	excluded := map[*ignorePattern][]string{} // pattern -> files it leaves out
 	for _, f := range m.files {
@@ -55,16 +47,15 @@ func check(ctx context, b *builder, m *module, modRel string) []string {
 		problems = append(problems, fmt.Sprintf("%s line %d %q leaves out of the build context %s, which go build reads\n  remove that line, or add after it: %s",
 			ctx.ignoreFile, p.line, p.text, someOf(files), strings.Join(exceptions(files), " ")))
 	}
-	dest := strings.TrimPrefix(strings.TrimPrefix(root, b.workdir), "/")
 	for _, top := range sortedKeys(missing, func(s string) string { return s }) {
 		files := missing[top]
-		src, to := path.Join(modRel, top), path.Join(dest, top)
+		src, to := path.Join(modRel, top), path.Join(root, top)
 		if files[0] == top { // a file at the module root
-			problems = append(problems, fmt.Sprintf("%s is not copied, and go build reads it\n  add before line %d: COPY %s %s/", top, b.build.line, src, path.Clean("./"+dest)))
+			problems = append(problems, fmt.Sprintf("%s is not copied to %s, where go build reads it\n  add before line %d: COPY %s ./", top, to, b.build.line, src))
 			continue
 		}
-		problems = append(problems, fmt.Sprintf("%s/ is not copied, and go build reads %d files there (%s), e.g. %s\n  add before line %d: COPY %s/ %s/",
-			top, len(files), packagesOf(m, files), someOf(files), b.build.line, src, to))
+		problems = append(problems, fmt.Sprintf("%s/ is not copied to %s/, where go build reads %s (%s): %s\n  add before line %d: COPY %s/ %s/",
+			top, to, count(len(files), "file"), packagesOf(m, files), someOf(files), b.build.line, src, top))
 	}
 	return problems
 }
@@ -130,12 +121,15 @@ func checkGoImage(b *builder, want string) []string {
 }
 
 // exceptions are the .dockerignore lines that bring files back: one per
-// top-level directory (or file) they are in.
+// file for a few, else one per top-level directory (or file) they are in.
 func exceptions(files []string) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, f := range files {
-		top, _, _ := strings.Cut(f, "/")
+		top := f
+		if len(files) > shown {
+			top, _, _ = strings.Cut(f, "/")
+		}
 		if !seen[top] {
 			seen[top] = true
 			out = append(out, "!"+top)
@@ -160,9 +154,18 @@ func packagesOf(m *module, files []string) string {
 	return "packages " + strings.Join(out, ", ")
 }
 
+// shown is how many files a message names.
+const shown = 3
+
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // someOf names the first files of a list, and how many more there are.
 func someOf(files []string) string {
-	const shown = 3
 	if len(files) <= shown {
 		return strings.Join(files, ", ")
 	}
