@@ -10,9 +10,9 @@ import (
 	"strings"
 )
 
-// context is a build context as Docker sends it: the directory less what
+// buildContext is a build context as Docker sends it: the directory less what
 // the ignore file excludes.
-type context struct {
+type buildContext struct {
 	dir        string
 	ignore     dockerignore
 	ignoreFile string
@@ -21,7 +21,7 @@ type context struct {
 // check returns what keeps the builder stage from building m's package:
 // each a line saying what is wrong, then indented lines saying what to
 // change. modRel is the module root relative to the context root.
-func check(ctx context, b *builder, m *module, modRel string) []string {
+func check(ctx buildContext, b *builder, m *module, modRel string) []string {
 	var problems []string
 	problems = append(problems, checkGoImage(b, m.goVersion)...)
 	problems = append(problems, checkSources(ctx, b)...)
@@ -72,13 +72,17 @@ func copied(copies []copyInst, f, want string) bool {
 
 // checkSources refuses COPY sources that are not in the context: Docker
 // fails the build on them.
-func checkSources(ctx context, b *builder) []string {
+func checkSources(ctx buildContext, b *builder) []string {
 	var problems []string
 	for _, c := range b.copies {
 		for _, s := range c.sources {
 			matches := []string{s}
 			if hasMeta(s) {
-				matches, _ = fs.Glob(os.DirFS(ctx.dir), s) // the pattern was checked by path.Match in lands
+				var err error
+				if matches, err = fs.Glob(os.DirFS(ctx.dir), s); err != nil {
+					problems = append(problems, fmt.Sprintf("line %d: COPY source %s: %v", c.line, s, err))
+					continue
+				}
 			} else if _, err := os.Stat(path.Join(ctx.dir, s)); err != nil {
 				matches = nil
 			}

@@ -177,6 +177,9 @@ func parseCopy(in instruction, workdir string) (c copyInst, fromContext bool, er
 		if in.cmd == "ADD" && (strings.Contains(s, "://") || strings.HasPrefix(s, "git@")) {
 			return c, false, nil
 		}
+		if _, err := path.Match(s, ""); err != nil {
+			return c, false, fmt.Errorf("%s source %s: %w", in.cmd, s, err)
+		}
 		s = strings.TrimPrefix(path.Clean("/"+s), "/")
 		if s == "" {
 			s = "."

@@ -69,7 +69,7 @@ func TestLands(t *testing.T) {
 			t.Errorf("COPY %s: %v, from the context: %t; want a copy from elsewhere", args, err, fromContext)
 		}
 	}
-	for _, args := range []string{"onlyone", "$DIR/ x/", "--parents a/ b/", "[bad json"} {
+	for _, args := range []string{"onlyone", "$DIR/ x/", "--parents a/ b/", "[bad json", "a[ b/"} {
 		if _, _, err := parseCopy(instruction{cmd: "COPY", args: args}, "/"); err == nil {
 			t.Errorf("COPY %s: no error", args)
 		}

@@ -93,8 +93,8 @@ func run(o options) ([]string, error) {
 
 // readContext reads the ignore file Docker applies to the context dir for
 // this Dockerfile.
-func readContext(dir, dockerfile string) (context, error) {
-	ctx := context{dir: dir}
+func readContext(dir, dockerfile string) (buildContext, error) {
+	ctx := buildContext{dir: dir}
 	for _, name := range []string{dockerfile + ".dockerignore", filepath.Join(dir, ".dockerignore")} {
 		data, err := os.ReadFile(name)
 		if errors.Is(err, fs.ErrNotExist) {
