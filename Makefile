@@ -15,9 +15,11 @@ CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/extendeddaemonset
 TOOLS_DIR := $(CACHE_DIR)/tools
 CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
 GOLANGCI_LINT := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+ACTIONLINT := $(TOOLS_DIR)/actionlint-$(ACTIONLINT_VERSION)/actionlint
 export EDS_CACHE_DIR := $(CACHE_DIR)
 
-IMG ?= extendeddaemonset:dev
+IMAGE_REPO ?= ghcr.io/extendeddaemonset/extendeddaemonset
+IMG ?= $(IMAGE_REPO):dev
 NODES ?= 6
 KUBECONFIG ?=
 # Test flags; the end-to-end suite runs in `make test`, the benchmarks in `make bench`.
@@ -60,7 +62,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 	$(GOLANGCI_LINT) run ./...
 
 .PHONY: verify
-verify: ## Fail when generated files, formatting or go.mod are stale.
+verify: $(ACTIONLINT) ## Fail when generated files (the chart's copies and README's values table included), formatting or go.mod are stale, the image's build lacks a file the manager needs, or a workflow is wrong.
 	@sum() { find api config go.mod go.sum README.md -type f -print0 | sort -z | xargs -0 sha256sum; }; \
 	before=$$(sum); \
 	$(MAKE) --no-print-directory generate manifests >/dev/null; go mod tidy; \
@@ -70,6 +72,8 @@ verify: ## Fail when generated files, formatting or go.mod are stale.
 	fi
 	@unformatted=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
+	go run ./test/dockercontext
+	$(ACTIONLINT) .github/workflows/*.yml
 
 .PHONY: testbin
 testbin: ## Build the control-plane binaries; prints the KUBEBUILDER_ASSETS directory last.
@@ -165,8 +169,20 @@ demo: build build-plugin ## The scripted story (good canary promoted, bad canary
 		--plugin bin/kubectl-eds --kubeconfig $(DEMO_KUBECONFIG)
 
 .PHONY: docker-build
-docker-build: ## Build the container image.
-	docker build -t $(IMG) .
+docker-build: ## Build the container image $(IMG) for this machine's platform.
+	docker build --build-arg VERSION=$(VERSION) --build-arg COMMIT=$(COMMIT) --build-arg DATE=$(DATE) -t $(IMG) .
+
+# A release's install.yaml: config/default with the image of the release,
+# through a throwaway overlay so that config/ keeps its dev tag.
+DIST_DIR ?= dist
+
+.PHONY: install-yaml
+install-yaml: ## Render config/default with the image $(IMAGE_REPO):$(VERSION) into $(DIST_DIR)/install.yaml.
+	@overlay=$$(mktemp -d); trap 'rm -rf "$$overlay"' EXIT; \
+	printf 'resources:\n- %s\nimages:\n- name: %s\n  newTag: %s\n' "$$(realpath --relative-to="$$overlay" config/default)" "$(IMAGE_REPO)" "$(VERSION)" >"$$overlay/kustomization.yaml"; \
+	mkdir -p $(DIST_DIR); kubectl kustomize "$$overlay" >$(DIST_DIR)/install.yaml; \
+	grep -q "image: $(IMAGE_REPO):$(VERSION)$$" $(DIST_DIR)/install.yaml || \
+		{ echo "config/default has no image $(IMAGE_REPO) to set to $(VERSION)"; rm $(DIST_DIR)/install.yaml; exit 1; }
 
 ##@ Tools
 
@@ -175,6 +191,9 @@ $(CONTROLLER_GEN):
 
 $(GOLANGCI_LINT):
 	GOBIN=$(dir $@) GOFLAGS= go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+$(ACTIONLINT):
+	GOBIN=$(dir $@) GOFLAGS= go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
 
 .PHONY: help
 help: ## Show this help.

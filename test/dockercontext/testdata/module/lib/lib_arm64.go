@@ -1,0 +1,4 @@
+package lib
+
+// Arch is built on arm64 only.
+const Arch = "arm64"
