@@ -20,6 +20,21 @@ export EDS_CACHE_DIR := $(CACHE_DIR)
 
 IMAGE_REPO ?= ghcr.io/extendeddaemonset/extendeddaemonset
 IMG ?= $(IMAGE_REPO):dev
+
+# What the manager and kubectl-eds print as their version
+# (cmd/internal/version), from git; a release sets VERSION to its tag.
+# DATE is the commit's, not the clock's, so that one commit builds the
+# same bytes whenever it is built.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE ?= $(shell git log -1 --format=%cI 2>/dev/null)
+VERSION_PKG := github.com/extendeddaemonset/extendeddaemonset/cmd/internal/version
+VERSION_LDFLAGS = -X $(VERSION_PKG).version=$(VERSION) -X $(VERSION_PKG).commit=$(COMMIT) -X $(VERSION_PKG).date=$(DATE)
+# make dist writes the plugin's release archives here, for these platforms;
+# cmd/kubectl-eds/krew/eds.yaml must name the same ones.
+DIST_DIR ?= dist
+DIST_PLATFORMS ?= linux/amd64,linux/arm64,darwin/amd64,darwin/arm64
+
 NODES ?= 6
 KUBECONFIG ?=
 # Test flags; the end-to-end suite runs in `make test`, the benchmarks in `make bench`.
@@ -90,7 +105,7 @@ test: verify vet lint ## Run every test against the harness (envtest and simulat
 # their tests. KUBEBUILDER_ASSETS is unset so that a test that fails to skip
 # fails rather than quietly starting an API server.
 UNIT_PACKAGES := ./analysis/... ./api/... ./cmd/... ./controllers/... ./test/argocd/... ./test/demo/... ./test/exporters/... \
-	./test/harness/... ./test/invariants/... ./test/manifests/... ./test/scenario/...
+	./test/chartsync/... ./test/dockercontext/... ./test/harness/... ./test/helm/... ./test/invariants/... ./test/manifests/... ./test/scenario/...
 
 .PHONY: unit
 unit: ## Run the tests that need no API server.
@@ -136,11 +151,19 @@ chaos: ## Chaos suite at full scale (500 nodes, 20 manager kills, 10% API faults
 
 .PHONY: build
 build: ## Build the manager binary.
-	go build -o bin/manager ./cmd/manager
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/manager ./cmd/manager
 
 .PHONY: build-plugin
 build-plugin: ## Build the kubectl plugin bin/kubectl-eds; with it on PATH, kubectl runs it as `kubectl eds`.
-	go build -o bin/kubectl-eds ./cmd/kubectl-eds
+	go build -ldflags "$(VERSION_LDFLAGS)" -o bin/kubectl-eds ./cmd/kubectl-eds
+
+# Each archive is the same bytes for the same commit and toolchain
+# (test/dist says how); about 12 seconds for the four platforms with a warm
+# build cache, 8 minutes cold on 2 cores.
+.PHONY: dist
+dist: ## Build the plugin's release archives for VERSION, checksums.txt and the krew manifest eds.yaml into $(DIST_DIR).
+	go run ./test/dist -version "$(VERSION)" -date "$(DATE)" -ldflags "$(VERSION_LDFLAGS)" \
+		-platforms "$(DIST_PLATFORMS)" -o "$(DIST_DIR)"
 
 # Without a kubeconfig, make run is the live demo (test/demo): a simulated
 # cluster of $(NODES) fake nodes in two zones, config/default applied, a
@@ -174,7 +197,6 @@ docker-build: ## Build the container image $(IMG) for this machine's platform.
 
 # A release's install.yaml: config/default with the image of the release,
 # through a throwaway overlay so that config/ keeps its dev tag.
-DIST_DIR ?= dist
 
 .PHONY: install-yaml
 install-yaml: ## Render config/default with the image $(IMAGE_REPO):$(VERSION) into $(DIST_DIR)/install.yaml.

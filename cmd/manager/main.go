@@ -3,6 +3,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/cmd/internal/version"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
@@ -27,6 +29,7 @@ const controllerName = controllers.ControllerName
 
 // options are the command-line settings of the manager.
 type options struct {
+	version         bool
 	metricsAddr     string
 	secureMetrics   bool
 	probeAddr       string
@@ -40,6 +43,8 @@ type options struct {
 }
 
 func (o *options) bindFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.version, "version", false,
+		"Print the version, commit and build date, and exit.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8443",
 		"Address the metrics endpoint binds to; 0 disables it.")
 	fs.BoolVar(&o.secureMetrics, "metrics-secure", true,
@@ -108,15 +113,26 @@ func (o *options) restConfig() *rest.Config {
 	return cfg
 }
 
-func run(args []string) error {
+// run runs the manager with args; --version prints to stdout and returns
+// before anything starts.
+func run(args []string, stdout io.Writer) error {
 	var opts options
 	fs := flag.NewFlagSet(controllerName, flag.ContinueOnError)
 	opts.bindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	build := version.Get()
+	if opts.version {
+		if _, err := fmt.Fprintln(stdout, controllerName, build); err != nil {
+			return fmt.Errorf("printing the version: %w", err)
+		}
+		return nil
+	}
 	logger.SetLogger(logger.NewLogger(opts.logger))
 	log := ctrl.Log.WithName("setup")
+	log.Info("build", "version", build.Version, "commit", build.Commit, "date", build.Date,
+		"goVersion", build.GoVersion, "platform", build.Platform)
 
 	mgr, err := ctrl.NewManager(controllers.ClientConfig(opts.restConfig()), opts.managerOptions())
 	if err != nil {
@@ -137,7 +153,7 @@ func run(args []string) error {
 }
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/extendeddaemonset/extendeddaemonset/cmd/internal/version"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
@@ -40,6 +43,11 @@ func httpStatus(url string) int {
 	return resp.StatusCode
 }
 
+// versionVar is the variable VERSION_LDFLAGS sets to the version.
+const versionVar = "github.com/extendeddaemonset/extendeddaemonset/cmd/internal/version.version"
+
+const testVersion = "v0.0.0-managertest"
+
 // The manager binary starts against a real API server, answers its probes,
 // takes the leader lease, and exits cleanly on SIGTERM.
 func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
@@ -59,10 +67,14 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 	kubeconfigPath := filepath.Join(dir, "kubeconfig")
 	g.Expect(os.WriteFile(kubeconfigPath, kubeconfig, 0o600)).To(gomega.Succeed())
 
+	// Linked as the Makefile links it, the manager prints and logs that version.
 	bin := filepath.Join(dir, "manager")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", "build", "-ldflags", "-X "+versionVar+"="+testVersion, "-o", bin, ".")
 	build.Stderr = os.Stderr
 	g.Expect(build.Run()).To(gomega.Succeed())
+	printed, err := exec.Command(bin, "--version").Output()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(string(printed)).To(gomega.HavePrefix(controllerName + " " + testVersion + " (commit "))
 
 	probes, metrics := freeAddr(t), freeAddr(t)
 	cmd := exec.Command(bin,
@@ -70,7 +82,8 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 		"--enable-leader-election", "--leader-election-namespace=default",
 		"--watch-namespaces=default,kube-system", "--kube-api-qps=30", "--log-level=debug")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfigPath)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	var logs bytes.Buffer // read once the manager has exited
+	cmd.Stdout, cmd.Stderr = os.Stderr, io.MultiWriter(os.Stderr, &logs)
 	g.Expect(cmd.Start()).To(gomega.Succeed())
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -100,10 +113,23 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 
 	g.Expect(cmd.Process.Signal(syscall.SIGTERM)).To(gomega.Succeed())
 	g.Eventually(exited).WithTimeout(30*time.Second).Should(gomega.Receive(gomega.BeNil()), "the manager exits 0 on SIGTERM")
+	g.Expect(logs.String()).To(gomega.MatchRegexp(`"msg":"build","version":"`+testVersion+`","commit":"[^"]+","date":"[^"]+"`),
+		"the manager logs its version at start")
 }
 
 func TestBadFlagIsRefused(t *testing.T) {
-	if err := run([]string{"--no-such-flag"}); err == nil {
+	if err := run([]string{"--no-such-flag"}, io.Discard); err == nil {
 		t.Fatal("an unknown flag was accepted")
 	}
+}
+
+// --version prints one line and returns without reading a kubeconfig:
+// with none to read, the manager would exit the test process.
+func TestVersionFlagPrintsAndStartsNothing(t *testing.T) {
+	g := gomega.NewWithT(t)
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
+	var out bytes.Buffer
+	g.Expect(run([]string{"--version", "--metrics-bind-address=:0"}, &out)).To(gomega.Succeed())
+	g.Expect(out.String()).To(gomega.MatchRegexp(`^` + controllerName + ` \S+ \(commit \S+, built \S+, go\S+ \S+/\S+\)\n$`))
+	g.Expect(out.String()).To(gomega.ContainSubstring(version.Get().String()))
 }

@@ -25,7 +25,7 @@ func TestEveryCommandIsInstalled(t *testing.T) {
 	g.Expect(code).To(gomega.Equal(cli.ExitOK))
 	g.Expect(out).To(gomega.ContainSubstring("kubectl eds [command]"))
 	for _, name := range []string{"get", "get-ers", "status", "pods", "canary", "pause", "resume", "freeze", "unfreeze",
-		"history", "rollback", "diff", "migrate", "completion"} {
+		"history", "rollback", "diff", "migrate", "version", "completion"} {
 		g.Expect(out).To(gomega.MatchRegexp(`(?m)^  `+name+` `), "command %s", name)
 	}
 	out, _, code = run("canary", "--help")
