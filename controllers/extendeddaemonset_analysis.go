@@ -76,8 +76,11 @@ func (r *ExtendedDaemonSetReconciler) measure(ctx context.Context, namespace str
 // credentials of its Secret, from the reconciler's clients so that
 // reconciles share connections. The Secret is read around the cache:
 // caching every Secret of the cluster to read one now and then is not worth
-// it.
-func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace string, p v1alpha1.PrometheusProvider) (analysis.Querier, error) {
+// it. An analysis without Prometheus (only web metrics) has no client.
+func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace string, p *v1alpha1.PrometheusProvider) (analysis.Querier, error) {
+	if p == nil {
+		return nil, nil
+	}
 	var creds analysis.Credentials
 	if p.SecretRef != nil {
 		secret := &corev1.Secret{}
@@ -91,7 +94,7 @@ func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace str
 		}
 		creds = c
 	}
-	q, err := r.queriers.Get(p, creds)
+	q, err := r.queriers.Get(*p, creds)
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client for %s: %w", p.Address, err)
 	}

@@ -95,7 +95,7 @@ func TestBakeAnalysisGatesTheNextDomain(t *testing.T) {
 		Replicas: ptr.To(intstr.FromInt32(1)), ValidationMode: v1alpha1.CanaryValidationManual,
 		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{zoneLabel: "zone-a"}},
 		Analysis: &v1alpha1.CanaryAnalysis{
-			Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: prom.URL}},
+			Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: prom.URL}},
 			Interval: &metav1.Duration{Duration: time.Second},
 			Metrics: []v1alpha1.AnalysisMetric{{
 				Name: "errors", Query: `errors{pod=~"{{ .CanaryPodRegex }}"}`, ThresholdRange: &v1alpha1.ThresholdRange{Max: &maxErrors},

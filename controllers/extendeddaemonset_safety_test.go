@@ -273,7 +273,7 @@ func TestAnalysisStartsOnceTheCanaryPodsAreReady(t *testing.T) {
 		Replicas: ptr.To(intstr.FromInt32(1)),
 		Analysis: &v1alpha1.CanaryAnalysis{
 			// Nothing listens there: once measuring starts, it errors.
-			Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: "http://127.0.0.1:9"}},
+			Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: "http://127.0.0.1:9"}},
 			Metrics:  []v1alpha1.AnalysisMetric{{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts}},
 		},
 	}
@@ -306,7 +306,7 @@ func TestQueryTemplateThatWouldSpinStallsAtOnce(t *testing.T) {
 	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
 		Replicas: ptr.To(intstr.FromInt32(1)), Duration: &metav1.Duration{Duration: time.Second},
 		Analysis: &v1alpha1.CanaryAnalysis{
-			Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: "http://127.0.0.1:9"}},
+			Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: "http://127.0.0.1:9"}},
 			Metrics: []v1alpha1.AnalysisMetric{{Name: "spin", Query: "{{range 3000000000}}{{end}}vector(0)",
 				ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(0.0)}}},
 		},

@@ -30,7 +30,7 @@ func TestOneAnalysisFailureIsToldOnce(t *testing.T) {
 	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
 		Replicas: ptr.To(intstr.FromInt32(2)), Duration: &metav1.Duration{Duration: time.Hour},
 		Analysis: &v1alpha1.CanaryAnalysis{
-			Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: prom.URL}},
+			Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: prom.URL}},
 			Interval: &metav1.Duration{Duration: time.Second},
 			Metrics: []v1alpha1.AnalysisMetric{{
 				Name: "errors", Query: `errors{pod=~"{{ .CanaryPodRegex }}"}`, ThresholdRange: &v1alpha1.ThresholdRange{Max: &maxErrors},

@@ -5,11 +5,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// CanaryAnalysis measures the canary with Prometheus queries while it runs.
+// CanaryAnalysis measures the canary with Prometheus queries or web
+// requests while it runs.
+// +kubebuilder:validation:XValidation:rule="!self.metrics.exists(m, has(m.query) || has(m.preset)) || (has(self.provider) && has(self.provider.prometheus))",message="metrics with a query or preset need provider.prometheus"
 type CanaryAnalysis struct {
-	// Provider is where the metrics are queried.
-	// +required
-	Provider AnalysisProvider `json:"provider"`
+	// Provider is where the query and preset metrics are queried; an
+	// analysis whose metrics are all web metrics needs none.
+	// +optional
+	Provider AnalysisProvider `json:"provider,omitzero"`
 
 	// Interval is the time between two measurements of a metric.
 	// +kubebuilder:default="1m"
@@ -44,8 +47,8 @@ type CanaryAnalysis struct {
 	InconclusiveLimit *int32 `json:"inconclusiveLimit,omitempty"`
 
 	// ConsecutiveErrorLimit is the number of measurements in a row that may
-	// fail to query Prometheus; one more pauses the canary until a query
-	// works again.
+	// fail to query Prometheus or the web endpoint; one more pauses the
+	// canary until a measurement works again.
 	// +kubebuilder:default=4
 	// +kubebuilder:validation:Minimum=0
 	// +optional
@@ -67,9 +70,10 @@ type CanaryAnalysis struct {
 
 // AnalysisProvider names the metrics backend.
 type AnalysisProvider struct {
-	// Prometheus is a Prometheus-compatible query API.
-	// +required
-	Prometheus PrometheusProvider `json:"prometheus"`
+	// Prometheus is a Prometheus-compatible query API, needed when a metric
+	// has a query or a preset.
+	// +optional
+	Prometheus *PrometheusProvider `json:"prometheus,omitempty"`
 }
 
 // PrometheusProvider is a Prometheus query API endpoint.
@@ -117,7 +121,9 @@ const (
 )
 
 // AnalysisMetric is one measurement judged against a threshold.
-// +kubebuilder:validation:XValidation:rule="has(self.query) != has(self.preset)",message="exactly one of query or preset must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.query), has(self.preset), has(self.web)].filter(x, x).size() == 1",message="exactly one of query, preset or web must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.web) || !has(self.baseline)",message="a web metric has no baseline: it is judged by thresholdRange alone"
+// +kubebuilder:validation:XValidation:rule="!has(self.web) || has(self.thresholdRange)",message="a web metric needs thresholdRange"
 // +kubebuilder:validation:XValidation:rule="!has(self.preset) || self.preset != 'errorRate' || has(self.errorRate)",message="preset errorRate needs errorRate.requestMetric and errorRate.errorSelector"
 // +kubebuilder:validation:XValidation:rule="!has(self.errorRate) || (has(self.preset) && self.preset == 'errorRate')",message="errorRate is only used with preset errorRate"
 type AnalysisMetric struct {
@@ -150,6 +156,12 @@ type AnalysisMetric struct {
 	// ErrorRate configures the errorRate preset.
 	// +optional
 	ErrorRate *ErrorRatePreset `json:"errorRate,omitempty"`
+
+	// Web measures the metric with an HTTP request to an endpoint of
+	// yours, on the analysis' interval like any metric: the number at
+	// jsonPath in its JSON answer is judged by thresholdRange.
+	// +optional
+	Web *WebMetric `json:"web,omitempty"`
 
 	// ThresholdRange is the range a successful measurement falls in. The
 	// restarts preset defaults to max 0.
@@ -312,7 +324,9 @@ type Measurement struct {
 	// BaselineValue is the stable pods' value when a baseline is compared.
 	// +optional
 	BaselineValue string `json:"baselineValue,omitempty"`
-	// Query is the resolved PromQL that was sent.
+	// Query is the resolved PromQL that was sent; for a web metric, the
+	// method and the URL when the spec writes it (never a URL read from a
+	// Secret).
 	// +optional
 	Query string `json:"query,omitempty"`
 	// Message explains the verdict.

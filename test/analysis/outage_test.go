@@ -25,7 +25,7 @@ func TestPrometheusOutage(t *testing.T) {
 	srv, q := ownPrometheus(t, app.Addr())
 
 	spec := &v1alpha1.CanaryAnalysis{
-		Provider:              v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: srv.URL()}},
+		Provider:              v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: srv.URL()}},
 		Interval:              &metav1.Duration{Duration: time.Second},
 		ConsecutiveErrorLimit: ptr.To[int32](0),
 		Metrics:               []v1alpha1.AnalysisMetric{errorRateMetric(0.05)},

@@ -163,7 +163,7 @@ func (s *story) currentVersion(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("reading the demo: %w", err)
 	}
 	if s.prometheus == "" {
-		if c := eds.Spec.Strategy.Canary; c != nil && c.Analysis != nil {
+		if c := eds.Spec.Strategy.Canary; c != nil && c.Analysis != nil && c.Analysis.Provider.Prometheus != nil {
 			s.prometheus = c.Analysis.Provider.Prometheus.Address
 		}
 	}

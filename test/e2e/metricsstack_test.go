@@ -144,7 +144,7 @@ func requests(perSecond, errorRatio float64) map[string]float64 {
 // after a short warm-up, so that rate() has samples to work on.
 func (m *metricsStack) analysisOf(metrics ...v1alpha1.AnalysisMetric) *v1alpha1.CanaryAnalysis {
 	return &v1alpha1.CanaryAnalysis{
-		Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{
+		Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{
 			Address: m.prom.URL(), Timeout: &metav1.Duration{Duration: 2 * time.Second},
 		}},
 		Interval:     &metav1.Duration{Duration: 2 * time.Second},

@@ -145,7 +145,7 @@ func runPrometheusFault(t *testing.T, fault prometheusFault) {
 		metric = *fault.metric
 	}
 	analysis := r.metrics.analysisOf(metric)
-	analysis.Provider.Prometheus = v1alpha1.PrometheusProvider{Address: proxy.URL(), Timeout: &metav1.Duration{Duration: faultTimeout}}
+	analysis.Provider.Prometheus = &v1alpha1.PrometheusProvider{Address: proxy.URL(), Timeout: &metav1.Duration{Duration: faultTimeout}}
 	analysis.Interval = &metav1.Duration{Duration: time.Second}
 	analysis.InitialDelay = &metav1.Duration{Duration: 2 * time.Second}
 	analysis.ConsecutiveErrorLimit = ptr.To[int32](faultErrorLimit)

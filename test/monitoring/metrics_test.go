@@ -165,7 +165,7 @@ func newEDS(namespace, name string, canary *v1alpha1.CanaryStrategy) *v1alpha1.E
 // analysisOn measures metric on prom every second from the first second.
 func analysisOn(prom *promharness.Server, metric v1alpha1.AnalysisMetric) *v1alpha1.CanaryAnalysis {
 	return &v1alpha1.CanaryAnalysis{
-		Provider:     v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: prom.URL()}},
+		Provider:     v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: prom.URL()}},
 		Interval:     &metav1.Duration{Duration: time.Second},
 		InitialDelay: &metav1.Duration{Duration: time.Second},
 		Metrics:      []v1alpha1.AnalysisMetric{metric},

@@ -229,7 +229,7 @@ func analyzedEDS(ns, prometheusURL string) *v1alpha1.ExtendedDaemonSet {
 					Replicas: ptr.To(intstr.FromInt32(1)),
 					Duration: &metav1.Duration{Duration: 3 * time.Second},
 					Analysis: &v1alpha1.CanaryAnalysis{
-						Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{
+						Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{
 							Address:   prometheusURL,
 							SecretRef: &corev1.LocalObjectReference{Name: "prometheus-credentials"},
 						}},

@@ -253,7 +253,7 @@ func (c *Cluster) buildSpec() v1alpha1.ExtendedDaemonSetSpec {
 	}
 	if c.flags.analysis {
 		cs.Analysis = &v1alpha1.CanaryAnalysis{
-			Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: "http://prometheus.example:9090"}},
+			Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: "http://prometheus.example:9090"}},
 			Metrics:  []v1alpha1.AnalysisMetric{{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts}},
 		}
 	}

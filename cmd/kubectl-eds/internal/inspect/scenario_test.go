@@ -40,7 +40,7 @@ func fakePrometheus(s *clitest.Scenario) string {
 // during a test.
 func restartsAnalysis(address string) *v1alpha1.CanaryAnalysis {
 	return &v1alpha1.CanaryAnalysis{
-		Provider: v1alpha1.AnalysisProvider{Prometheus: v1alpha1.PrometheusProvider{Address: address}},
+		Provider: v1alpha1.AnalysisProvider{Prometheus: &v1alpha1.PrometheusProvider{Address: address}},
 		Interval: &metav1.Duration{Duration: time.Minute},
 		Metrics:  []v1alpha1.AnalysisMetric{{Name: "restarts", Preset: v1alpha1.MetricPresetRestarts}},
 	}
