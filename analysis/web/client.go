@@ -161,7 +161,7 @@ func (c *Client) attempt(ctx context.Context, r Request, timeout time.Duration) 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Response{}, 0, withoutURL(err)
+		return Response{}, 0, ended(ctx, withoutURL(err))
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
@@ -170,7 +170,7 @@ func (c *Client) attempt(ctx context.Context, r Request, timeout time.Duration) 
 		out.Body, out.Truncated = data[:MaxResponseBody], true
 	}
 	if err != nil {
-		return out, 0, fmt.Errorf("reading the answer %d: %w", resp.StatusCode, withoutURL(err))
+		return out, 0, fmt.Errorf("reading the answer %d: %w", resp.StatusCode, ended(ctx, withoutURL(err)))
 	}
 	return out, retryAfterOf(resp), nil
 }
@@ -181,6 +181,16 @@ func withoutURL(err error) error {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		return urlErr.Err
+	}
+	return err
+}
+
+// ended says that err came of ctx ending, when it did: a context ended
+// with a cause makes net/http return the cause alone, which does not tell
+// a deadline from a cancellation.
+func ended(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && !errors.Is(err, ctxErr) {
+		return fmt.Errorf("%w: %w", ctxErr, err)
 	}
 	return err
 }

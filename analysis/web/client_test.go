@@ -219,6 +219,20 @@ func TestDoStopsWhenItsContextEnds(t *testing.T) {
 	}
 }
 
+// A context ended with a cause of the caller's is still a timeout.
+func TestDoTimesOutWithTheCallersCause(t *testing.T) {
+	release := make(chan struct{})
+	server := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer server.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 100*time.Millisecond, errors.New("the step's deadline"))
+	defer cancel()
+	_, err := localClient(t).Do(ctx, Request{URL: server.URL, Retries: 2})
+	if Reason(err, 0) != "timed out" {
+		t.Errorf("got %v (reason %q)", err, Reason(err, 0))
+	}
+}
+
 func TestDoReadsAtMostMaxResponseBody(t *testing.T) {
 	for _, size := range []int{MaxResponseBody, MaxResponseBody + 1, 10 * MaxResponseBody} {
 		server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
