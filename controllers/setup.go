@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,9 @@ type Options struct {
 	// one object that change only counters (CounterWriteInterval of the
 	// client's QPS); zero means a second.
 	CounterWriteInterval time.Duration
+	// EventsAddr, when set, is the address (http://host:port) of Flux's
+	// notification-controller, which gets every event too.
+	EventsAddr string
 }
 
 // Setup registers the indexes and reconcilers with a manager whose cache was
@@ -44,7 +48,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	recorder := mgr.GetEventRecorder(ControllerName)
+	var recorder events.EventRecorder = mgr.GetEventRecorder(ControllerName)
+	if opts.EventsAddr != "" {
+		if recorder, err = withFluxEvents(mgr, recorder, opts.EventsAddr); err != nil {
+			return err
+		}
+	}
 	eds := &ExtendedDaemonSetReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
