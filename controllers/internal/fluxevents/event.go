@@ -7,7 +7,7 @@ import (
 
 	eventv1 "github.com/fluxcd/pkg/apis/event/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/reference"
 )
@@ -50,7 +50,7 @@ func snapshot(scheme *runtime.Scheme, group string, metadata map[string]string,
 	if details != "" {
 		e.Metadata[group+"/"+MetadataDetail] = details
 	}
-	if obj, err := meta.Accessor(regarding); err == nil {
+	if obj, err := apimeta.Accessor(regarding); err == nil {
 		for k, v := range obj.GetAnnotations() {
 			if strings.HasPrefix(k, eventv1.Group+"/") {
 				e.Metadata[k] = v
