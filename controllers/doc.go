@@ -12,7 +12,9 @@
 // is retried; then a canary, a failed bake, and the active replica set
 // decide, in that order (extendedDaemonSetProgress). Events and metrics
 // are told once the status patch succeeded, so a retried reconcile tells
-// nothing twice. The condition contract that Flux and Argo CD read lives in
+// nothing twice. With Options.EventsAddr every event also goes to Flux's
+// notification-controller (internal/fluxevents, notifications.go), with
+// the template's revision and a token naming the transition. The condition contract that Flux and Argo CD read lives in
 // internal/outcome. With a canary analysis and a zone rollout that bakes, it
 // also judges each domain's bake with the same analysis (bake.Step decides,
 // the measuring code is the canary's) and records in status.bake the last

@@ -183,7 +183,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	}
 	// Told once the status that records them is written: a failed patch
 	// is retried and would tell them twice.
-	r.tellTransitions(before, eds, obs.canaryNote, now)
+	r.tellTransitions(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), obs.canaryNote, now)
 	if len(obs.bakeMeasured) > 0 {
 		analysisMetrics().ObserveMeasurements(eds.Namespace, eds.Name, obs.bakeMeasured)
 	}

@@ -1,14 +1,15 @@
 package controllers
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/fluxcd/pkg/runtime/conditions"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/fluxevents"
 )
 
 // canaryNote is what a canary step did that is worth telling once its
@@ -22,20 +23,34 @@ type canaryNote struct {
 }
 
 // tellTransitions tells, as events and metrics, what changed between the
-// status read and the status written. It runs once the status patch
-// succeeded, so a retried reconcile does not tell anything twice.
-func (r *ExtendedDaemonSetReconciler) tellTransitions(before, after *v1alpha1.ExtendedDaemonSet, note *canaryNote, now time.Time) {
+// status read and the status written; active is the active replica set
+// written, nil when none. It runs once the status patch succeeded, so a
+// retried reconcile does not tell anything twice.
+//
+// A message says the same each time its transition is told, so that
+// Flux's notification-controller sends a repeat once; what may change
+// between tellings (a count, a measured value, the cause in the API
+// server's words) is a fluxevents.Detail.
+func (r *ExtendedDaemonSetReconciler) tellTransitions(before, after *v1alpha1.ExtendedDaemonSet, active *v1alpha1.ExtendedDaemonSetReplicaSet,
+	note *canaryNote, now time.Time,
+) {
+	// The active replica set is the related object when there is one: an
+	// untyped nil otherwise, which the recorders take for none.
+	var related runtime.Object
+	if active != nil {
+		related = active
+	}
 	if prev, next := before.Status.ActiveReplicaSet, after.Status.ActiveReplicaSet; prev != "" && prev != next {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "RollingUpdateStarted", "RollingUpdate",
+		r.Recorder.Eventf(after, related, corev1.EventTypeNormal, "RollingUpdateStarted", "RollingUpdate",
 			"rolling out replica set %s in place of %s", next, prev)
 	}
 	if !conditions.IsReady(before) && conditions.IsReady(after) {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeNormal, "RolledOut", "RollingUpdate",
-			"replica set %s runs on all %d nodes", after.Status.ActiveReplicaSet, after.Status.Desired)
+		r.Recorder.Eventf(after, related, corev1.EventTypeNormal, "RolledOut", "RollingUpdate",
+			"replica set %s runs on every node", after.Status.ActiveReplicaSet)
 	}
 	if s := conditions.Get(after, v1alpha1.StalledCondition); s != nil && !conditions.HasAnyReason(before, v1alpha1.StalledCondition, s.Reason) &&
 		s.Reason != v1alpha1.ReasonCanaryFailed {
-		r.Recorder.Eventf(after, nil, corev1.EventTypeWarning, s.Reason, "Reconcile", "%s", s.Message)
+		r.Recorder.Eventf(after, related, corev1.EventTypeWarning, s.Reason, "Reconcile", "rollout stalled%v", fluxevents.Detail(s.Message))
 	}
 	if note != nil {
 		r.tellCanary(after, analysisRead(before, note), note, now)
@@ -60,25 +75,27 @@ func analysisRead(before *v1alpha1.ExtendedDaemonSet, note *canaryNote) *v1alpha
 func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet, analysisBefore *v1alpha1.AnalysisStatus, note *canaryNote, now time.Time) {
 	c, rs := note.canary, note.replicaSet
 	if note.transition != "" {
-		kind, message := corev1.EventTypeNormal, ""
+		kind, format, args := corev1.EventTypeNormal, "", []any{rs.Name}
 		switch note.transition {
 		case canary.Promoted:
-			message = fmt.Sprintf("canary %s promoted: rolling it out to every node", rs.Name)
+			format = "canary %s promoted: rolling it out to every node"
 			if c.Reason == canary.ReasonNothingToCanary {
-				message = fmt.Sprintf("canary %s promoted at once: %s", rs.Name, c.Message)
+				format, args = "canary %s promoted at once: %s", append(args, c.Message)
 			}
 		case canary.Failed:
 			kind = corev1.EventTypeWarning
-			message = fmt.Sprintf("canary %s failed: %s: %s; its nodes go back to %s", rs.Name, c.Reason, c.Message, eds.Status.ActiveReplicaSet)
+			format = "canary %s failed: %s%v; its nodes go back to %s"
+			args = append(args, c.Reason, fluxevents.Detail(c.Message), eds.Status.ActiveReplicaSet)
 		case canary.StepStarted:
-			message = fmt.Sprintf("canary %s at step %d of %d on %d nodes", rs.Name, c.Step, len(eds.Spec.Strategy.Canary.Steps), len(c.Nodes))
+			format = "canary %s at step %d of %d on %d nodes"
+			args = append(args, c.Step, len(eds.Spec.Strategy.Canary.Steps), len(c.Nodes))
 		case canary.Paused:
 			kind = corev1.EventTypeWarning
-			message = fmt.Sprintf("canary %s paused: %s: %s", rs.Name, c.Reason, c.Message)
+			format, args = "canary %s paused: %s%v", append(args, c.Reason, fluxevents.Detail(c.Message))
 		default:
-			message = fmt.Sprintf("canary %s on nodes %v", rs.Name, c.Nodes)
+			format, args = "canary %s on nodes %v", append(args, c.Nodes)
 		}
-		r.Recorder.Eventf(eds, rs, kind, note.transition, "Canary", "%s", message)
+		r.Recorder.Eventf(eds, rs, kind, note.transition, "Canary", format, args...)
 		extendedDaemonSetMetrics().observeCanaryEnd(eds, note.transition, c, now)
 	}
 	a := c.Analysis
@@ -93,7 +110,7 @@ func (r *ExtendedDaemonSetReconciler) tellCanary(eds *v1alpha1.ExtendedDaemonSet
 		if a.Phase != v1alpha1.AnalysisSuccessful && a.Phase != v1alpha1.AnalysisRunning && a.Phase != v1alpha1.AnalysisPending {
 			kind = corev1.EventTypeWarning
 		}
-		r.Recorder.Eventf(eds, rs, kind, analysisReasons[a.Phase], "Analysis", "analysis of canary %s: %s: %s", rs.Name, a.Phase, a.Message)
+		r.Recorder.Eventf(eds, rs, kind, analysisReasons[a.Phase], "Analysis", "analysis of canary %s: %s%v", rs.Name, a.Phase, fluxevents.Detail(a.Message))
 	}
 	if note.transition == canary.Promoted || note.transition == canary.Failed {
 		analysisMetrics().ObserveResult(eds.Namespace, eds.Name, a.Phase)

@@ -23,7 +23,7 @@ func toldReasons(t *testing.T, passes []toldPass) []string {
 	rec := events.NewFakeRecorder(100)
 	r := &ExtendedDaemonSetReconciler{Recorder: rec}
 	for _, p := range passes {
-		r.tellTransitions(p.before, p.after, p.note, benchNow)
+		r.tellTransitions(p.before, p.after, nil, p.note, benchNow)
 	}
 	close(rec.Events)
 	var reasons []string

@@ -28,6 +28,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/fluxevents"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
@@ -235,15 +236,17 @@ func (r *ReplicaSetReconciler) owner(ctx context.Context, ers *v1alpha1.Extended
 func (r *ReplicaSetReconciler) recordPlacementEvents(ers *v1alpha1.ExtendedDaemonSetReplicaSet, before *v1alpha1.ExtendedDaemonSetReplicaSetStatus) {
 	if ers.Status.Unschedulable > before.Unschedulable {
 		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, "FailedPlacement", "Schedule",
-			"%d pods cannot be placed on their node by the scheduler", ers.Status.Unschedulable)
+			"pods cannot be placed on their node by the scheduler%v", fluxevents.Detail(fmt.Sprintf("%d pods", ers.Status.Unschedulable)))
 	}
 	if ers.Status.IgnoredUnresponsiveNodes > before.IgnoredUnresponsiveNodes {
 		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, "IgnoringUnresponsiveNodes", "RollingUpdate",
-			"%d nodes have not been Ready for too long: their agent no longer counts against maxUnavailable", ers.Status.IgnoredUnresponsiveNodes)
+			"nodes have not been Ready for too long: their agent no longer counts against maxUnavailable%v",
+			fluxevents.Detail(fmt.Sprintf("%d nodes", ers.Status.IgnoredUnresponsiveNodes)))
 	}
 	if stalled := conditions.Get(ers, v1alpha1.StalledCondition); stalled != nil && stalled.Reason == v1alpha1.ReasonProgressDeadlineExceeded &&
 		!pastDeadline(before.Conditions) {
-		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, v1alpha1.ReasonProgressDeadlineExceeded, "RollingUpdate", "%s", stalled.Message)
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, v1alpha1.ReasonProgressDeadlineExceeded, "RollingUpdate",
+			"replica set %s stalled%v", ers.Name, fluxevents.Detail(stalled.Message))
 	}
 }
 

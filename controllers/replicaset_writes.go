@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/fluxevents"
 )
 
 // writePods carries out n pod writes (creations, deletions, patches), as
@@ -50,7 +51,8 @@ func (r *ReplicaSetReconciler) refused(ers *v1alpha1.ExtendedDaemonSetReplicaSet
 		mayHave()
 	}
 	if r.refusals.allow(string(ers.UID)+"/"+reason+"/"+err.Error(), r.now()) {
-		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, reason, action, "%s", err.Error())
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, reason, action, "the API server refused to %s a pod%v",
+			strings.ToLower(action), fluxevents.Detail(err.Error()))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,6 +38,9 @@ type Options struct {
 	// value refuses loopback, link-local and the API server, whose address
 	// Setup fills in from the manager's config when it is empty.
 	WebHosts web.HostPolicy
+	// EventsAddr, when set, is the address (http://host:port) of Flux's
+	// notification-controller, which gets every event too.
+	EventsAddr string
 }
 
 // Setup registers the indexes and reconcilers with a manager whose cache was
@@ -49,7 +53,12 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
-	recorder := mgr.GetEventRecorder(ControllerName)
+	var recorder events.EventRecorder = mgr.GetEventRecorder(ControllerName)
+	if opts.EventsAddr != "" {
+		if recorder, err = withFluxEvents(mgr, recorder, opts.EventsAddr); err != nil {
+			return err
+		}
+	}
 	webHosts := opts.WebHosts
 	if webHosts.APIServer == "" {
 		webHosts.APIServer = mgr.GetConfig().Host

@@ -4,6 +4,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 
@@ -27,6 +28,13 @@ import (
 )
 
 const controllerName = controllers.ControllerName
+
+// The notification-controller's address, as Flux's own controllers take
+// it: the flag, or the environment variable when the flag is not given.
+const (
+	eventsAddrFlag = "events-addr"
+	eventsAddrEnv  = "EVENTS_ADDR"
+)
 
 // options are the command-line settings of the manager.
 type options struct {
@@ -68,6 +76,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Pod creations and deletions one reconcile has in flight.")
 	fs.DurationVar(&o.reconcilers.UnresponsiveNodeGrace, "unresponsive-node-grace", placement.DefaultUnresponsiveGrace,
 		"How long a node may be not Ready before its agent no longer counts against maxUnavailable.")
+	fs.StringVar(&o.reconcilers.EventsAddr, eventsAddrFlag, "",
+		"Address of Flux's notification-controller (http://host:port), which then gets every event the controller records, for Flux Alerts; unset reads "+eventsAddrEnv+", empty sends none.")
 	o.client.BindFlags(fs)
 	o.leaderElection.BindFlags(fs)
 	o.logger.BindFlags(fs)
@@ -118,13 +128,42 @@ func (o *options) restConfig() *rest.Config {
 	return cfg
 }
 
-// run runs the manager with args; --version prints to stdout and returns
-// before anything starts.
-func run(args []string, stdout io.Writer) error {
+// parseOptions reads the command line, and the environment (getenv) for
+// what the command line leaves unset.
+func parseOptions(args []string, getenv func(string) string) (options, error) {
 	var opts options
 	fs := flag.NewFlagSet(controllerName, flag.ContinueOnError)
 	opts.bindFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return opts, err
+	}
+	if !fs.Changed(eventsAddrFlag) {
+		opts.reconcilers.EventsAddr = getenv(eventsAddrEnv)
+	}
+	if err := checkEventsAddr(opts.reconcilers.EventsAddr); err != nil {
+		return opts, err
+	}
+	return opts, nil
+}
+
+// checkEventsAddr refuses an address the notification-controller cannot be
+// reached at, rather than failing every send later.
+func checkEventsAddr(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	u, err := url.Parse(addr)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return nil
+	}
+	return fmt.Errorf("--%s (or %s) %q: want the notification-controller's address as http://host:port", eventsAddrFlag, eventsAddrEnv, addr)
+}
+
+// run runs the manager with args; --version prints to stdout and returns
+// before anything starts.
+func run(args []string, stdout io.Writer) error {
+	opts, err := parseOptions(args, os.Getenv)
+	if err != nil {
 		return err
 	}
 	build := version.Get()
@@ -155,7 +194,7 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 
-	log.Info("starting manager", "watchNamespaces", opts.watchNamespaces)
+	log.Info("starting manager", "watchNamespaces", opts.watchNamespaces, "eventsAddr", opts.reconcilers.EventsAddr)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -29,6 +29,7 @@ var badValues = []struct {
 	{"watch namespaces as one string", []string{"--set", "manager.watchNamespaces=team-a"}, []string{"watchNamespaces", "array"}, false},
 	{"grace without a unit", []string{"--set", "manager.unresponsiveNodeGrace=300"}, []string{"unresponsiveNodeGrace", "string"}, false},
 	{"grace in words", []string{"--set", "manager.unresponsiveNodeGrace=5 minutes"}, []string{"unresponsiveNodeGrace", "does not match pattern"}, false},
+	{"events address without its scheme", []string{"--set", "manager.eventsAddr=notification-controller.flux-system"}, []string{"eventsAddr", "does not match pattern"}, false},
 	{"bad log level", []string{"--set", "manager.logLevel=verbose"}, []string{"logLevel", "info"}, false},
 	{"extra argument not a flag", []string{"--set", "manager.extraArgs={pprof}"}, []string{"extraArgs", "does not match pattern"}, false},
 	{"metrics port out of range", []string{"--set", "metrics.port=70000"}, []string{"port", "maximum"}, false},

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the control-plane binaries, the Prometheus server and helm of the test
-# harness from the Go module proxy into a per-version cache outside the
-# repository, skipping what is already there. The last line printed is the
-# directory to use as KUBEBUILDER_ASSETS.
+# Builds the control-plane binaries, the Prometheus server, helm and Flux's
+# notification-controller of the test harness from the Go module proxy into a
+# per-version cache outside the repository, skipping what is already there.
+# The last line printed is the directory to use as KUBEBUILDER_ASSETS.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -89,6 +89,32 @@ if [ "$(cat "$helm_stamp" 2>/dev/null)" != "$HELM_VERSION" ] || [ ! -x "$dir/hel
 	mv "$tmp/helm" "$dir/helm"
 	rmdir "$tmp"
 	echo "$HELM_VERSION" >"$helm_stamp"
+fi
+
+# Flux's notification-controller, and its CRDs next to it (the notification
+# tests install them), from its module as published: its go.mod replaces the
+# api submodule with ./api, which the module zip lacks, so the copy drops
+# the replace and the api comes from the proxy at the version it requires.
+# The stamp names the version.
+nc_stamp="$dir/.notification-controller.version"
+if [ "$(cat "$nc_stamp" 2>/dev/null)" != "$NOTIFICATION_CONTROLLER_VERSION" ] || [ ! -x "$dir/notification-controller" ]; then
+	echo "building notification-controller" >&2
+	nc_module=$(GOFLAGS= go mod download -json "github.com/fluxcd/notification-controller@$NOTIFICATION_CONTROLLER_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+	if [ ! -d "$nc_module/config/crd/bases" ]; then
+		echo "cannot find the module of notification-controller $NOTIFICATION_CONTROLLER_VERSION (got \"$nc_module\")" >&2
+		exit 1
+	fi
+	rm -f "$nc_stamp"
+	tmp=$(mktemp -d)
+	cp -R "$nc_module" "$tmp/src"
+	chmod -R u+w "$tmp/src"
+	(cd "$tmp/src" && go mod edit -dropreplace github.com/fluxcd/notification-controller/api &&
+		go build -trimpath -ldflags "-s -w" -o "$dir/.notification-controller.tmp" .)
+	rm -rf "$dir/notification-controller-crds"
+	cp -R "$tmp/src/config/crd/bases" "$dir/notification-controller-crds"
+	mv "$dir/.notification-controller.tmp" "$dir/notification-controller"
+	rm -rf "$tmp"
+	echo "$NOTIFICATION_CONTROLLER_VERSION" >"$nc_stamp"
 fi
 
 echo "$dir"

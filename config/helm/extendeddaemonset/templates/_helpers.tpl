@@ -87,6 +87,9 @@ would print 1000000 as 1e+06.
 {{- with $m.unresponsiveNodeGrace }}
 - --unresponsive-node-grace={{ . }}
 {{- end }}
+{{- with $m.eventsAddr }}
+- --events-addr={{ . }}
+{{- end }}
 {{- with $m.logLevel }}
 - --log-level={{ . }}
 {{- end }}
