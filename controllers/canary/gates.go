@@ -45,8 +45,8 @@ func GateInterval(w *v1alpha1.CanaryWebhook) time.Duration {
 	return defaultGateInterval
 }
 
-// gateTimeout is how long the gate w waits at most.
-func gateTimeout(w *v1alpha1.CanaryWebhook) time.Duration {
+// GateTimeout is how long the gate w waits at most.
+func GateTimeout(w *v1alpha1.CanaryWebhook) time.Duration {
 	if w.Timeout != nil {
 		return w.Timeout.Duration
 	}
@@ -133,7 +133,7 @@ func gatesAt(in Input, st *v1alpha1.CanaryStatus, t v1alpha1.CanaryWebhookType, 
 			g.LastAnswer = truncate(answer.Answer, maxGateAnswer)
 		}
 		interval := GateInterval(w)
-		left := g.Since.Add(gateTimeout(w)).Sub(in.Now)
+		left := g.Since.Add(GateTimeout(w)).Sub(in.Now)
 		if hold.open {
 			hold.message = waitingMessage(g)
 		}
@@ -179,7 +179,7 @@ func gateVerdict(in Input, st *v1alpha1.CanaryStatus) Verdict {
 		}
 		kept = append(kept, g)
 		g := &kept[len(kept)-1]
-		if g.PassedAt != nil || in.Now.Before(g.Since.Add(gateTimeout(w))) {
+		if g.PassedAt != nil || in.Now.Before(g.Since.Add(GateTimeout(w))) {
 			continue
 		}
 		v := Verdict{Action: Fail, Reason: v1alpha1.ReasonGateTimedOut}
@@ -190,7 +190,7 @@ func gateVerdict(in Input, st *v1alpha1.CanaryStatus) Verdict {
 			}
 			v.Action = Pause
 		}
-		v.Message = fmt.Sprintf("gate %s (%s) got no 2xx answer within its timeout of %s", g.Name, g.Type, gateTimeout(w))
+		v.Message = fmt.Sprintf("gate %s (%s) got no 2xx answer within its timeout of %s", g.Name, g.Type, GateTimeout(w))
 		if g.LastAnswer != "" {
 			v.Message += "; last answer: " + g.LastAnswer
 		}
