@@ -62,7 +62,7 @@ func (r *ExtendedDaemonSetReconciler) sendWebhooks(before, after *v1alpha1.Exten
 		for i := range strategy.Webhooks {
 			w := &strategy.Webhooks[i]
 			if w.Type == v1alpha1.WebhookEvent || (w.Type == v1alpha1.WebhookRollback && t.Reason == canary.Failed) {
-				r.Webhooks.Tell(key, delivery(after.Namespace, w, notify.NewPayload(facts, w, t)))
+				r.Webhooks.Tell(key, delivery(key, w, notify.NewPayload(facts, w, t)))
 			}
 		}
 	}
@@ -73,18 +73,18 @@ func (r *ExtendedDaemonSetReconciler) askGates(key types.NamespacedName, facts n
 	for _, ask := range note.asks {
 		gate := notify.GateKey{Name: ask.Point.Name, Type: ask.Point.Type, Step: ask.Point.Step}
 		t := notify.Transition{Reason: v1alpha1.ReasonWaitingForGate, Message: note.canary.Message, Gate: &gate}
-		r.Webhooks.Ask(key, note.canary.Instance, gate, ask.Interval, delivery(key.Namespace, ask.Webhook, notify.NewPayload(facts, ask.Webhook, t)), now)
+		r.Webhooks.Ask(key, note.canary.Instance, gate, ask.Interval, delivery(key, ask.Webhook, notify.NewPayload(facts, ask.Webhook, t)), now)
 	}
 }
 
-// delivery is payload p for webhook w of an ExtendedDaemonSet in namespace.
-func delivery(namespace string, w *v1alpha1.CanaryWebhook, p notify.Payload) notify.Delivery {
+// delivery is payload p for webhook w of the ExtendedDaemonSet eds.
+func delivery(eds types.NamespacedName, w *v1alpha1.CanaryWebhook, p notify.Payload) notify.Delivery {
 	body, err := json.Marshal(p)
 	if err != nil {
 		// A Payload holds strings, numbers and slices of them alone.
 		panic("marshaling a webhook payload: " + err.Error())
 	}
-	return notify.Delivery{Namespace: namespace, Webhook: w, Body: body, ID: p.DeliveryID}
+	return notify.Delivery{EDS: eds, Webhook: w, Body: body, ID: p.DeliveryID}
 }
 
 // toldTransitions are the transitions between the status read and the

@@ -20,7 +20,9 @@ func gated(types ...v1alpha1.CanaryWebhookType) *v1alpha1.CanaryStrategy {
 	return s
 }
 
-func point(t v1alpha1.CanaryWebhookType, step int32) GatePoint { return GatePoint{Name: string(t), Type: t, Step: step} }
+func point(t v1alpha1.CanaryWebhookType, step int32) GatePoint {
+	return GatePoint{Name: string(t), Type: t, Step: step}
+}
 
 func pass(points ...GatePoint) map[GatePoint]GateAnswer {
 	out := map[GatePoint]GateAnswer{}

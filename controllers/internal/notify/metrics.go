@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
@@ -46,8 +47,8 @@ var deliveries = sync.OnceValue(func() *webhookMetrics {
 	m := &webhookMetrics{
 		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "extendeddaemonset_webhook_deliveries_total",
-			Help: "Webhook deliveries by webhook type and outcome: success (2xx), rejected (another status), error (no answer) or dropped (queue full).",
-		}, []string{"type", "outcome"}),
+			Help: "Webhook deliveries of an ExtendedDaemonSet by webhook type and outcome: success (2xx), rejected (another status), error (no answer) or dropped (queue full).",
+		}, []string{"namespace", "name", "type", "outcome"}),
 		gateWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "extendeddaemonset_gate_wait_seconds",
 			Help: "How long canaries waited at a gate, from the first ask to its pass or timeout, by webhook type.",
@@ -59,8 +60,32 @@ var deliveries = sync.OnceValue(func() *webhookMetrics {
 	return m
 })
 
-func (m *webhookMetrics) observe(t v1alpha1.CanaryWebhookType, outcome string) {
-	m.deliveries.WithLabelValues(string(t), outcome).Inc()
+// outcomes are every outcome of a delivery.
+var outcomes = []string{outcomeSuccess, outcomeRejected, outcomeError, outcomeDropped}
+
+// start makes the series of every outcome of d's ExtendedDaemonSet and
+// type exist from its first delivery on, at zero: increase() sees the
+// first failure, which a series born at 1 would hide.
+func (m *webhookMetrics) start(d Delivery) {
+	for _, o := range outcomes {
+		m.deliveries.WithLabelValues(d.EDS.Namespace, d.EDS.Name, string(d.Webhook.Type), o)
+	}
+}
+
+// startGates makes the gate wait series of every gate type exist.
+func (m *webhookMetrics) startGates() {
+	for _, t := range []v1alpha1.CanaryWebhookType{v1alpha1.WebhookConfirmStart, v1alpha1.WebhookConfirmStep, v1alpha1.WebhookConfirmPromotion} {
+		m.gateWait.WithLabelValues(string(t))
+	}
+}
+
+func (m *webhookMetrics) observe(d Delivery, outcome string) {
+	m.deliveries.WithLabelValues(d.EDS.Namespace, d.EDS.Name, string(d.Webhook.Type), outcome).Inc()
+}
+
+// forget drops the series of eds, deleted.
+func (m *webhookMetrics) forget(eds types.NamespacedName) {
+	m.deliveries.DeletePartialMatch(prometheus.Labels{"namespace": eds.Namespace, "name": eds.Name})
 }
 
 // ObserveGateWait records that a canary waited d at a gate of type t,

@@ -27,11 +27,12 @@ func (k GateKey) String() string {
 
 // Delivery is one request to a webhook of an ExtendedDaemonSet.
 type Delivery struct {
-	// Namespace is the ExtendedDaemonSet's, where the request's Secrets are.
-	Namespace string
-	Webhook   *v1alpha1.CanaryWebhook
-	Body      []byte
-	ID        string
+	// EDS is the ExtendedDaemonSet; its namespace holds the request's
+	// Secrets.
+	EDS     types.NamespacedName
+	Webhook *v1alpha1.CanaryWebhook
+	Body    []byte
+	ID      string
 }
 
 // Answer is how a delivery went: OK on a 2xx; otherwise Reason, a short
@@ -113,6 +114,7 @@ func New(deliver Deliver, opts Options) *Notifier {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 32
 	}
+	deliveries().startGates()
 	return &Notifier{
 		deliver: deliver, opts: opts,
 		asks:      make(chan ask, 4*opts.Workers),
@@ -191,17 +193,18 @@ func (n *Notifier) Ask(eds types.NamespacedName, instance string, gate GateKey, 
 	if s.inFlight || (s.answered && now.Sub(s.at) < interval) {
 		return
 	}
+	deliveries().start(d)
 	select {
 	case n.asks <- ask{id, d}:
 		s.inFlight = true
 	default:
-		deliveries().observe(d.Webhook.Type, outcomeDropped)
+		deliveries().observe(d, outcomeDropped)
 	}
 }
 
 func (n *Notifier) askOnce(ctx context.Context, a ask) {
 	answer := n.deliver(ctx, a.delivery)
-	deliveries().observe(a.delivery.Webhook.Type, outcomeOf(answer))
+	deliveries().observe(a.delivery, outcomeOf(answer))
 	n.mu.Lock()
 	if s := n.gates[a.id]; s != nil {
 		s.inFlight, s.answered, s.answer, s.at = false, true, answer, time.Now()
@@ -227,8 +230,9 @@ func (n *Notifier) Tell(eds types.NamespacedName, d Delivery) {
 		r = &receiver{}
 		n.receivers[id] = r
 	}
+	deliveries().start(d)
 	if len(r.queue) >= n.opts.QueueSize {
-		deliveries().observe(d.Webhook.Type, outcomeDropped)
+		deliveries().observe(d, outcomeDropped)
 		return
 	}
 	r.queue = append(r.queue, d)
@@ -259,13 +263,14 @@ func (n *Notifier) startReceiver(id receiverID, r *receiver) {
 			d := r.queue[0]
 			r.queue = r.queue[1:]
 			n.mu.Unlock()
-			deliveries().observe(d.Webhook.Type, outcomeOf(n.deliver(ctx, d)))
+			deliveries().observe(d, outcomeOf(n.deliver(ctx, d)))
 		}
 	}()
 }
 
-// Forget drops what is kept of eds, deleted.
+// Forget drops what is kept of eds, deleted, its series included.
 func (n *Notifier) Forget(eds types.NamespacedName) {
+	deliveries().forget(eds)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for id, s := range n.gates {

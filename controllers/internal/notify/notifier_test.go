@@ -50,9 +50,9 @@ func TestHangingGateDelaysNoOther(t *testing.T) {
 	started(t, n)
 	now := time.Now()
 	for range 5 {
-		n.Ask(a, "i1", GateKey{Name: slow.Name, Type: slow.Type}, time.Second, Delivery{Webhook: slow}, now)
+		n.Ask(a, "i1", GateKey{Name: slow.Name, Type: slow.Type}, time.Second, Delivery{EDS: a, Webhook: slow}, now)
 	}
-	n.Ask(b, "i1", GateKey{Name: quick.Name, Type: quick.Type}, time.Second, Delivery{Webhook: quick}, now)
+	n.Ask(b, "i1", GateKey{Name: quick.Name, Type: quick.Type}, time.Second, Delivery{EDS: b, Webhook: quick}, now)
 	var requeued event.GenericEvent
 	g.Eventually(n.Requeues()).Should(gomega.Receive(&requeued))
 	g.Expect(requeued.Object.GetName()).To(gomega.Equal(b.Name), "the answered gate's ExtendedDaemonSet is requeued")
@@ -69,11 +69,11 @@ func TestGateAskedAgainOnItsInterval(t *testing.T) {
 	n := New(hanging(&calls), Options{})
 	started(t, n)
 	key, now := GateKey{Name: quick.Name, Type: quick.Type}, time.Now()
-	n.Ask(a, "i1", key, time.Minute, Delivery{Webhook: quick}, now)
+	n.Ask(a, "i1", key, time.Minute, Delivery{EDS: a, Webhook: quick}, now)
 	g.Eventually(func() map[GateKey]Answer { return n.Answers(a, "i1") }).Should(gomega.HaveLen(1))
-	n.Ask(a, "i1", key, time.Minute, Delivery{Webhook: quick}, now.Add(30*time.Second))
+	n.Ask(a, "i1", key, time.Minute, Delivery{EDS: a, Webhook: quick}, now.Add(30*time.Second))
 	g.Consistently(calls.Load, 100*time.Millisecond).Should(gomega.BeEquivalentTo(1))
-	n.Ask(a, "i1", key, time.Minute, Delivery{Webhook: quick}, now.Add(2*time.Minute))
+	n.Ask(a, "i1", key, time.Minute, Delivery{EDS: a, Webhook: quick}, now.Add(2*time.Minute))
 	g.Eventually(calls.Load).Should(gomega.BeEquivalentTo(2))
 	g.Expect(n.Answers(a, "i2")).To(gomega.BeEmpty())
 	g.Expect(n.Answers(a, "i1")).To(gomega.BeEmpty(), "asking for i2 forgot i1")
@@ -87,16 +87,18 @@ func TestNotificationQueuesArePerReceiverAndBounded(t *testing.T) {
 	n := New(hanging(&calls), Options{QueueSize: 2})
 	slowEvent := &v1alpha1.CanaryWebhook{Name: slow.Name, Type: v1alpha1.WebhookEvent}
 	quickEvent := &v1alpha1.CanaryWebhook{Name: quick.Name, Type: v1alpha1.WebhookEvent}
-	dropped := func() float64 { return testutil.ToFloat64(deliveries().deliveries.WithLabelValues("event", outcomeDropped)) }
+	dropped := func() float64 {
+		return testutil.ToFloat64(deliveries().deliveries.WithLabelValues(a.Namespace, a.Name, "event", outcomeDropped))
+	}
 	before := dropped()
 	for range 3 {
-		n.Tell(a, Delivery{Webhook: slowEvent})
+		n.Tell(a, Delivery{EDS: a, Webhook: slowEvent})
 	}
 	g.Expect(dropped()-before).To(gomega.BeEquivalentTo(1), "a full queue drops, counted")
 	g.Expect(calls.Load()).To(gomega.BeZero(), "nothing is sent before Start: only the leader sends")
 	started(t, n)
 	for range 2 {
-		n.Tell(a, Delivery{Webhook: quickEvent})
+		n.Tell(a, Delivery{EDS: a, Webhook: quickEvent})
 	}
 	g.Eventually(calls.Load).Should(gomega.BeEquivalentTo(3), "the quick receiver's two, while the slow one hangs on its first")
 }
