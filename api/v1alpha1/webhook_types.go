@@ -123,7 +123,7 @@ type CanaryGateStatus struct {
 	// LastAnswer is the status code and a short reason of the last answer
 	// that did not pass, for example "503 Service Unavailable" or
 	// "host not allowed"; never the answer's body.
-	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	LastAnswer string `json:"lastAnswer,omitempty"`
 }

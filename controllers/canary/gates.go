@@ -145,7 +145,7 @@ func gatesAt(in Input, st *v1alpha1.CanaryStatus, t v1alpha1.CanaryWebhookType, 
 }
 
 // maxGateAnswer bounds the answer a gate's record keeps.
-const maxGateAnswer = 128
+const maxGateAnswer = 256
 
 // waitingMessage says which gate the canary waits at, since when, and
 // what its receiver answered last.
