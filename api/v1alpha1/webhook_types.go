@@ -121,7 +121,7 @@ type CanaryGateStatus struct {
 	// +optional
 	PassedAt *metav1.Time `json:"passedAt,omitempty"`
 	// LastAnswer is the status code and a short reason of the last answer
-	// that did not pass, for example "503 Service Unavailable" or
+	// that did not pass, for example "answered 503" or
 	// "host not allowed"; never the answer's body.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
