@@ -3,6 +3,7 @@ package canary
 import (
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -221,10 +222,13 @@ func soonest(a, b time.Duration) time.Duration {
 	return min(a, b)
 }
 
-// truncate cuts s to at most n bytes.
+// truncate cuts s to at most n bytes, on a rune boundary.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

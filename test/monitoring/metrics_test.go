@@ -50,8 +50,8 @@ var sampleLabels = []string{"namespace", "name"}
 // value they match is one the controllers were seen to export, while two
 // ExtendedDaemonSets go through what the alerts and panels are about: a
 // canary measured by an analysis and promoted, a rolling update, and a
-// canary whose analysis errors, waiting for a person, then failed. `up`
-// comes from Prometheus, not the controllers.
+// canary whose analysis errors, waiting for a person, then failed, whose
+// webhooks fail. `up` comes from Prometheus, not the controllers.
 func TestReferencedMetricsAreExported(t *testing.T) {
 	ctx := t.Context()
 	prom := startPrometheus(t)
@@ -115,6 +115,12 @@ func runScenario(ctx context.Context, t *testing.T, c client.Client, prom *promh
 		Analysis: analysisOn(prom, v1alpha1.AnalysisMetric{
 			Name: "broken", Query: "sum(", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(0.0)},
 		}),
+		// Receivers on loopback, which the controllers may not reach
+		// without --allowed-webhook-hosts: every delivery fails.
+		Webhooks: []v1alpha1.CanaryWebhook{
+			{Name: "events", Type: v1alpha1.WebhookEvent, WebRequest: v1alpha1.WebRequest{URL: "http://127.0.0.1:9/events"}},
+			{Name: "rollback", Type: v1alpha1.WebhookRollback, WebRequest: v1alpha1.WebRequest{URL: "http://127.0.0.1:9/rollback"}},
+		},
 	})
 	stable := map[string]string{}
 	for _, eds := range []*v1alpha1.ExtendedDaemonSet{promoted, failed} {
