@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
@@ -32,6 +34,12 @@ const (
 type Analyzer struct {
 	// Querier queries Prometheus. It must give up when its context ends.
 	Querier Querier
+	// QuerierError, when set, is why there is no Querier (a missing
+	// Secret, a bad CA): each query and preset metric is measured as an
+	// error saying so, while web metrics are measured still.
+	QuerierError error
+	// Web sends the requests of web metrics.
+	Web WebQuerier
 	// Metrics, when set, exports every measurement for dashboards.
 	Metrics *Metrics
 	// StepTimeout bounds one Step; zero, or more than MaxStepDuration,
@@ -90,7 +98,7 @@ func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis,
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			m := Measure(ctx, a.Querier, byName[name], vars, now)
+			m := a.measure(ctx, byName[name], vars, now)
 			mu.Lock()
 			ms[name] = m
 			mu.Unlock()
@@ -98,4 +106,15 @@ func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis,
 	}
 	wg.Wait()
 	return ms
+}
+
+// measure takes one measurement of metric m with the client it needs.
+func (a Analyzer) measure(ctx context.Context, m v1alpha1.AnalysisMetric, vars Vars, now time.Time) v1alpha1.Measurement {
+	switch {
+	case m.Web != nil:
+		return MeasureWeb(ctx, a.Web, m, now)
+	case a.QuerierError != nil:
+		return v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: a.QuerierError.Error(), Time: metav1.NewTime(now)}
+	}
+	return Measure(ctx, a.Querier, m, vars, now)
 }

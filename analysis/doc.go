@@ -1,4 +1,5 @@
-// Package analysis measures a canary with Prometheus queries and judges it.
+// Package analysis measures a canary with Prometheus queries and web
+// requests, and judges it.
 //
 // One reconcile of a canary under analysis calls Analyzer.Step: Due picks the
 // metrics whose interval has elapsed, Measure renders each query for the
@@ -28,6 +29,13 @@
 // that does more than look up fields, is a *SpecError: CheckMetrics finds it
 // before any query, and Record puts the metric in phase Error at once rather
 // than after consecutiveErrorLimit measurements.
+//
+// A web metric asks an endpoint of the user's instead (MeasureWeb, through
+// a WebQuerier built on package web, which bounds what such a request may
+// reach and cost): the number at its jsonPath in the JSON answer is judged
+// by its thresholdRange. An answer that is not 2xx, not JSON or without a
+// number there is a measurement error whose message is a fixed text: the
+// answer itself never reaches the status.
 //
 // Queriers keeps one Prometheus client, and so one pool of connections, per
 // provider and credentials across reconciles.

@@ -62,7 +62,7 @@ func (mm *measurement) judge() verdict {
 		return erroneous("%v", err)
 	}
 	if mm.querier == nil {
-		return erroneous("no Prometheus client: the provider could not be configured")
+		return erroneous("no Prometheus client: provider.prometheus is not set or could not be configured")
 	}
 	if len(mm.vars.Target.CanaryPods) == 0 {
 		return inconclusive("no canary pods to measure yet")

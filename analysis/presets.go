@@ -36,6 +36,8 @@ const matcherPattern = `[a-zA-Z_][a-zA-Z0-9_]*\s*(=~|!~|!=|=)\s*"([^"\\\n]|\\.)*
 // with a whole stable fleet.
 func QueryOf(m v1alpha1.AnalysisMetric, perPod bool) (string, error) {
 	switch {
+	case m.Web != nil:
+		return "", fmt.Errorf("metric %s is a web metric: it has no query", m.Name)
 	case m.Query != "" && m.Preset != "":
 		return "", fmt.Errorf("metric %s sets both query and preset: set exactly one", m.Name)
 	case m.Query != "":

@@ -12,6 +12,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
+	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
@@ -53,11 +54,10 @@ func (r *ExtendedDaemonSetReconciler) measure(ctx context.Context, namespace str
 	if len(due) == 0 {
 		return st, nil, next
 	}
-	querier, err := r.querier(ctx, namespace, spec.Provider.Prometheus)
-	var t analysis.Target
-	if err == nil {
-		t, err = target()
-	}
+	// Prometheus that cannot be configured fails the query and preset
+	// metrics only: the web metrics are measured still.
+	querier, querierErr := r.querier(ctx, namespace, spec.Provider.Prometheus)
+	t, err := target()
 	var out *v1alpha1.AnalysisStatus
 	if err != nil {
 		failed := map[string]v1alpha1.Measurement{}
@@ -67,7 +67,8 @@ func (r *ExtendedDaemonSetReconciler) measure(ctx context.Context, namespace str
 		out = analysis.Record(spec, st, failed)
 		_, next = analysis.Due(spec, out, startedAt, now)
 	} else {
-		out, next = analysis.Analyzer{Querier: querier}.Step(ctx, spec, st, t, startedAt, now)
+		a := analysis.Analyzer{Querier: querier, QuerierError: querierErr, Web: r.webQuerier(namespace)}
+		out, next = a.Step(ctx, spec, st, t, startedAt, now)
 	}
 	return out, newestOf(out, due), next
 }
@@ -99,6 +100,18 @@ func (r *ExtendedDaemonSetReconciler) querier(ctx context.Context, namespace str
 		return nil, fmt.Errorf("prometheus client for %s: %w", p.Address, err)
 	}
 	return q, nil
+}
+
+// webQuerier sends the requests of the web metrics of an analysis in
+// namespace, reading the Secrets they name around the cache, as the
+// Prometheus credentials are read.
+func (r *ExtendedDaemonSetReconciler) webQuerier(namespace string) analysis.WebQuerier {
+	if r.WebClient == nil {
+		return nil
+	}
+	return analysis.NewWebQuerier(r.WebClient, func(ctx context.Context, spec *v1alpha1.WebRequest) (web.Request, error) {
+		return web.Resolve(ctx, r.APIReader, namespace, spec)
+	})
 }
 
 // newestOf is the newest measurement of each named metric.

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
+	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/notify"
@@ -45,6 +46,9 @@ type ExtendedDaemonSetReconciler struct {
 	// queriers are the Prometheus clients of the analyses, one per
 	// provider and credentials; the zero value is ready.
 	queriers analysis.Queriers
+	// WebClient sends the requests of web metrics under the host policy;
+	// nil measures every web metric as an error.
+	WebClient *web.Client
 	// statusWrites paces the writes of counters.
 	statusWrites outcome.StatusWrites
 	// store reads the cached pods and nodes in place.

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 )
@@ -32,6 +33,10 @@ type Options struct {
 	// one object that change only counters (CounterWriteInterval of the
 	// client's QPS); zero means a second.
 	CounterWriteInterval time.Duration
+	// WebHosts is the host policy of web metrics (and webhooks): the zero
+	// value refuses loopback, link-local and the API server, whose address
+	// Setup fills in from the manager's config when it is empty.
+	WebHosts web.HostPolicy
 }
 
 // Setup registers the indexes and reconcilers with a manager whose cache was
@@ -45,11 +50,16 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	recorder := mgr.GetEventRecorder(ControllerName)
+	webHosts := opts.WebHosts
+	if webHosts.APIServer == "" {
+		webHosts.APIServer = mgr.GetConfig().Host
+	}
 	eds := &ExtendedDaemonSetReconciler{
 		Client:                  mgr.GetClient(),
 		APIReader:               mgr.GetAPIReader(),
 		Recorder:                recorder,
 		MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+		WebClient:               web.NewClient(webHosts),
 		store:                   cached,
 	}
 	eds.statusWrites.Interval = opts.CounterWriteInterval

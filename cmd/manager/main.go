@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/internal/version"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
@@ -36,6 +37,7 @@ type options struct {
 	pprofAddr       string
 	leaseNamespace  string
 	watchNamespaces []string
+	webHosts        []string
 	reconcilers     controllers.Options
 	client          client.Options
 	leaderElection  leaderelection.Options
@@ -57,6 +59,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 		"Namespace of the leader election lease; empty means the manager's own namespace when in a cluster.")
 	fs.StringSliceVar(&o.watchNamespaces, "watch-namespaces", nil,
 		"Namespaces whose ExtendedDaemonSets are reconciled (comma-separated); empty means all.")
+	fs.StringSliceVar(&o.webHosts, web.AllowedHostsFlag, nil,
+		"Hosts, IP addresses and CIDRs (comma-separated) that web metrics and webhooks may reach although they are loopback, link-local "+
+			"(cloud metadata) or the API server's; every other host is allowed.")
 	fs.IntVar(&o.reconcilers.MaxConcurrentReconciles, "concurrent", 4,
 		"Reconciles run in parallel, per kind.")
 	fs.IntVar(&o.reconcilers.MaxConcurrentWrites, "concurrent-pod-writes", 32,
@@ -129,6 +134,11 @@ func run(args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
+	webHosts, err := web.ParseHostPolicy(opts.webHosts)
+	if err != nil {
+		return err
+	}
+	opts.reconcilers.WebHosts = webHosts
 	logger.SetLogger(logger.NewLogger(opts.logger))
 	log := ctrl.Log.WithName("setup")
 	log.Info("build", "version", build.Version, "commit", build.Commit, "date", build.Date,

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -120,6 +121,17 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 func TestBadFlagIsRefused(t *testing.T) {
 	if err := run([]string{"--no-such-flag"}, io.Discard); err == nil {
 		t.Fatal("an unknown flag was accepted")
+	}
+}
+
+// A bad --allowed-webhook-hosts stops the manager before it reads a
+// kubeconfig (with none to read, it would exit the test process), naming
+// the flag and the entry.
+func TestBadAllowedWebhookHostsIsRefused(t *testing.T) {
+	t.Setenv("KUBECONFIG", filepath.Join(t.TempDir(), "missing"))
+	err := run([]string{"--allowed-webhook-hosts=127.0.0.1,10.0.0.0/33"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--allowed-webhook-hosts") || !strings.Contains(err.Error(), `"10.0.0.0/33"`) {
+		t.Fatalf("got %v", err)
 	}
 }
 

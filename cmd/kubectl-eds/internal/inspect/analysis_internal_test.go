@@ -14,6 +14,8 @@ func TestThresholdSaysWhatAMeasurementIsJudgedAgainst(t *testing.T) {
 		"-":                nil,
 		"<= 0":             {Preset: v1alpha1.MetricPresetRestarts},
 		">= 1":             {Query: "q", ThresholdRange: &v1alpha1.ThresholdRange{Min: &one}},
+		"<= 2.5": {Web: &v1alpha1.WebMetric{WebRequest: v1alpha1.WebRequest{URL: "http://checks.example/agent"}, JSONPath: "{.rate}"},
+			ThresholdRange: &v1alpha1.ThresholdRange{Max: &two}},
 		"1..2.5, dry run":  {Query: "q", ThresholdRange: &v1alpha1.ThresholdRange{Min: &one, Max: &two}, DryRun: true},
 		"<= baseline +50%": {Query: "q", Baseline: &v1alpha1.BaselineComparison{MaxRelativeIncrease: &fifty}},
 		"no either against baseline at 0.99 confidence": {Query: "q", Baseline: &v1alpha1.BaselineComparison{

@@ -81,6 +81,9 @@ would print 1000000 as 1e+06.
 {{- with $m.watchNamespaces }}
 - --watch-namespaces={{ join "," . }}
 {{- end }}
+{{- with $m.allowedWebhookHosts }}
+- --allowed-webhook-hosts={{ join "," . }}
+{{- end }}
 {{- with $m.unresponsiveNodeGrace }}
 - --unresponsive-node-grace={{ . }}
 {{- end }}
