@@ -110,8 +110,9 @@ func TestGatesHoldThenPass(t *testing.T) {
 			g.Expect(pod.Spec.Containers[0].Image).To(gomega.Equal(agentImage("v1")), "a canary pod before confirm-start passed")
 		}
 	})
+	s.g.Eventually(func() int { return len(r.got("ticket")) }, 4*gateInterval.Duration, pollInterval).Should(
+		gomega.BeNumerically(">=", 2), "the gate is asked again on its interval")
 	asks := r.got("ticket")
-	s.g.Expect(len(asks)).To(gomega.BeNumerically(">=", 2), "the gate is asked again on its interval")
 	for _, ask := range asks {
 		s.g.Expect(ask.id).To(gomega.Equal(asks[0].id), "asking a gate again is the same delivery")
 		s.g.Expect(ask.payload.DeliveryID).To(gomega.Equal(ask.id))
