@@ -111,9 +111,13 @@ func Resolve(ctx context.Context, c client.Reader, namespace string, spec *v1alp
 		}
 		r.Header = header
 	}
-	if spec.SigningKeyFrom != nil {
-		key, err := secrets.key("signingKeyFrom", spec.SigningKeyFrom)
-		if err != nil {
+	if sel := spec.SigningKeyFrom; sel != nil {
+		key, err := secrets.key("signingKeyFrom", sel)
+		var missing *missingError
+		switch {
+		case errors.As(err, &missing) && sel.Optional != nil && *sel.Optional:
+			return r, nil
+		case err != nil:
 			return Request{}, err
 		}
 		if len(key) == 0 {
@@ -140,6 +144,11 @@ func checkURL(raw string) error {
 	return nil
 }
 
+// missingError is a Secret or a key that does not exist.
+type missingError struct{ message string }
+
+func (e *missingError) Error() string { return e.message }
+
 // secretReader reads each Secret of one Resolve once.
 type secretReader struct {
 	ctx       context.Context
@@ -165,7 +174,7 @@ func (s secretReader) get(field, name string) (*corev1.Secret, error) {
 	secret := &corev1.Secret{}
 	if err := s.reader.Get(s.ctx, types.NamespacedName{Namespace: s.namespace, Name: name}, secret); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("%s: Secret %s not found", field, s.name(name))
+			return nil, &missingError{fmt.Sprintf("%s: Secret %s not found", field, s.name(name))}
 		}
 		return nil, fmt.Errorf("%s: reading Secret %s: %w", field, s.name(name), err)
 	}
@@ -182,7 +191,7 @@ func (s secretReader) key(field string, sel *corev1.SecretKeySelector) ([]byte, 
 	}
 	value, ok := secret.Data[sel.Key]
 	if !ok {
-		return nil, fmt.Errorf("%s: Secret %s has no key %q", field, s.name(sel.Name), sel.Key)
+		return nil, &missingError{fmt.Sprintf("%s: Secret %s has no key %q", field, s.name(sel.Name), sel.Key)}
 	}
 	return []byte(strings.TrimRight(string(value), "\r\n")), nil
 }

@@ -69,6 +69,24 @@ func TestResolveReadsTheSecrets(t *testing.T) {
 	}
 }
 
+// An optional signing key that is missing sends the request unsigned; one
+// that is there signs it.
+func TestResolveOptionalSigningKey(t *testing.T) {
+	c := secretsReader().Build()
+	for _, sel := range []*corev1.SecretKeySelector{selector("nope", "key"), selector("hook", "nope")} {
+		sel.Optional = ptr.To(true)
+		r, err := Resolve(context.Background(), c, "ns", &v1alpha1.WebRequest{URL: "http://a", SigningKeyFrom: sel})
+		if err != nil || r.SigningKey != nil || r.URL != "http://a" {
+			t.Errorf("optional %s/%s: got %+v, %v", sel.Name, sel.Key, r, err)
+		}
+	}
+	sel := selector("hook", "key")
+	sel.Optional = ptr.To(true)
+	if r, err := Resolve(context.Background(), c, "ns", &v1alpha1.WebRequest{URL: "http://a", SigningKeyFrom: sel}); err != nil || string(r.SigningKey) != secretValue {
+		t.Errorf("optional key present: got %+v, %v", r, err)
+	}
+}
+
 // An inline URL needs no client, and the defaults are the CRD's.
 func TestResolveInlineURLWithDefaults(t *testing.T) {
 	r, err := Resolve(context.Background(), nil, "ns", &v1alpha1.WebRequest{URL: "http://receiver.ns.svc/metric"})

@@ -325,8 +325,8 @@ type Measurement struct {
 	// +optional
 	BaselineValue string `json:"baselineValue,omitempty"`
 	// Query is the resolved PromQL that was sent; for a web metric, the
-	// method and the URL when the spec writes it (never a URL read from a
-	// Secret).
+	// method and the URL the spec writes, or the Secret and key a URL is
+	// read from (never the URL read).
 	// +optional
 	Query string `json:"query,omitempty"`
 	// Message explains the verdict.

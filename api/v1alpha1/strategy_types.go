@@ -253,8 +253,8 @@ type CanaryStrategy struct {
 	// +optional
 	AutoFail *CanaryAutoFail `json:"autoFail,omitempty"`
 
-	// Analysis judges the canary by Prometheus metrics; promotion then also
-	// needs the analysis to succeed.
+	// Analysis judges the canary by Prometheus metrics or web requests;
+	// promotion then also needs the analysis to succeed.
 	// +optional
 	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
 

@@ -23,7 +23,9 @@ type WebRequest struct {
 
 	// URLFrom reads the URL from a key of a Secret in the
 	// ExtendedDaemonSet's namespace, so that tokens in URLs stay out of the
-	// spec. The value must be an http or https URL with a host.
+	// spec. The value must be an http or https URL with a host. It is read
+	// for each request, so a rotated URL is used at once; optional has no
+	// effect, since a request needs its URL.
 	// +kubebuilder:validation:XValidation:rule="self.name != ''",message="urlFrom.name must name a Secret"
 	// +optional
 	URLFrom *corev1.SecretKeySelector `json:"urlFrom,omitempty"`
@@ -39,7 +41,8 @@ type WebRequest struct {
 	// namespace. When set, each request carries the HMAC-SHA256 of its body
 	// with that key, hex-encoded, in the header
 	// X-Extendeddaemonset-Signature: sha256=<hex>, so that the receiver can
-	// tell the request comes from this controller.
+	// tell the request comes from this controller. With optional, a missing
+	// Secret or key sends the request unsigned.
 	// +kubebuilder:validation:XValidation:rule="self.name != ''",message="signingKeyFrom.name must name a Secret"
 	// +optional
 	SigningKeyFrom *corev1.SecretKeySelector `json:"signingKeyFrom,omitempty"`

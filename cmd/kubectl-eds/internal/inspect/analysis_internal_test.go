@@ -11,9 +11,9 @@ import (
 func TestThresholdSaysWhatAMeasurementIsJudgedAgainst(t *testing.T) {
 	one, two, fifty, confidence := 1.0, 2.5, 50.0, 0.99
 	for want, m := range map[string]*v1alpha1.AnalysisMetric{
-		"-":                nil,
-		"<= 0":             {Preset: v1alpha1.MetricPresetRestarts},
-		">= 1":             {Query: "q", ThresholdRange: &v1alpha1.ThresholdRange{Min: &one}},
+		"-":    nil,
+		"<= 0": {Preset: v1alpha1.MetricPresetRestarts},
+		">= 1": {Query: "q", ThresholdRange: &v1alpha1.ThresholdRange{Min: &one}},
 		"<= 2.5": {Web: &v1alpha1.WebMetric{WebRequest: v1alpha1.WebRequest{URL: "http://checks.example/agent"}, JSONPath: "{.rate}"},
 			ThresholdRange: &v1alpha1.ThresholdRange{Max: &two}},
 		"1..2.5, dry run":  {Query: "q", ThresholdRange: &v1alpha1.ThresholdRange{Min: &one, Max: &two}, DryRun: true},
