@@ -41,7 +41,7 @@ func (r *ExtendedDaemonSetReconciler) sendWebhooks(before, after *v1alpha1.Exten
 	}
 	note := obs.canaryNote
 	if note != nil && note.canary != nil {
-		observeGateWaits(before.Status.Canary, note.canary, strategy, obs.now)
+		observeGateWaits(client.ObjectKeyFromObject(after), before.Status.Canary, note.canary, strategy, obs.now)
 	}
 	if r.Webhooks == nil {
 		return
@@ -111,7 +111,7 @@ func toldTransitions(before, after *v1alpha1.ExtendedDaemonSet, note *canaryNote
 
 // observeGateWaits observes how long the canary decided waited at each
 // gate that passed or timed out in this pass.
-func observeGateWaits(read, decided *v1alpha1.CanaryStatus, strategy *v1alpha1.CanaryStrategy, now time.Time) {
+func observeGateWaits(eds types.NamespacedName, read, decided *v1alpha1.CanaryStatus, strategy *v1alpha1.CanaryStrategy, now time.Time) {
 	if read == nil || read.Instance != decided.Instance {
 		return
 	}
@@ -120,10 +120,10 @@ func observeGateWaits(read, decided *v1alpha1.CanaryStatus, strategy *v1alpha1.C
 		switch {
 		case was == nil:
 		case g.PassedAt != nil && was.PassedAt == nil:
-			notify.ObserveGateWait(g.Type, g.PassedAt.Sub(g.Since.Time))
+			notify.ObserveGateWait(eds, g.Type, g.PassedAt.Sub(g.Since.Time))
 		case g.PassedAt == nil && decided.Reason == v1alpha1.ReasonGateTimedOut && read.Reason != v1alpha1.ReasonGateTimedOut:
 			if w := webhookNamed(strategy, g.Name); w != nil && !now.Before(g.Since.Add(canary.GateTimeout(w))) {
-				notify.ObserveGateWait(g.Type, now.Sub(g.Since.Time))
+				notify.ObserveGateWait(eds, g.Type, now.Sub(g.Since.Time))
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -105,8 +106,9 @@ func TestGateWaitIsObservedWhenItPasses(t *testing.T) {
 		return h.GetSampleCount(), h.GetSampleSum()
 	}
 	n0, sum0 := count()
-	observeGateWaits(read, decided, strategy, benchNow)
-	observeGateWaits(decided, decided, strategy, benchNow)
+	eds := types.NamespacedName{Namespace: "ns", Name: "agent"}
+	observeGateWaits(eds, read, decided, strategy, benchNow)
+	observeGateWaits(eds, decided, decided, strategy, benchNow)
 	n, sum := count()
 	g.Expect(n - n0).To(gomega.BeEquivalentTo(1))
 	g.Expect(sum - sum0).To(gomega.BeNumerically("~", 90, 0.001))

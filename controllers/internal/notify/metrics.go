@@ -51,10 +51,10 @@ var deliveries = sync.OnceValue(func() *webhookMetrics {
 		}, []string{"namespace", "name", "type", "outcome"}),
 		gateWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "extendeddaemonset_gate_wait_seconds",
-			Help: "How long canaries waited at a gate, from the first ask to its pass or timeout, by webhook type.",
+			Help: "How long the canaries of an ExtendedDaemonSet waited at a gate, from the first ask to its pass or timeout, by webhook type.",
 			// Seconds to the default timeout of an hour and beyond.
 			Buckets: prometheus.ExponentialBuckets(1, 2, 14),
-		}, []string{"type"}),
+		}, []string{"namespace", "name", "type"}),
 	}
 	ctrlmetrics.Registry.MustRegister(m.deliveries, m.gateWait)
 	return m
@@ -65,17 +65,14 @@ var outcomes = []string{outcomeSuccess, outcomeRejected, outcomeError, outcomeDr
 
 // start makes the series of every outcome of d's ExtendedDaemonSet and
 // type exist from its first delivery on, at zero: increase() sees the
-// first failure, which a series born at 1 would hide.
+// first failure, which a series born at 1 would hide. A gate's wait
+// series exists from its first ask.
 func (m *webhookMetrics) start(d Delivery) {
 	for _, o := range outcomes {
 		m.deliveries.WithLabelValues(d.EDS.Namespace, d.EDS.Name, string(d.Webhook.Type), o)
 	}
-}
-
-// startGates makes the gate wait series of every gate type exist.
-func (m *webhookMetrics) startGates() {
-	for _, t := range []v1alpha1.CanaryWebhookType{v1alpha1.WebhookConfirmStart, v1alpha1.WebhookConfirmStep, v1alpha1.WebhookConfirmPromotion} {
-		m.gateWait.WithLabelValues(string(t))
+	if d.Webhook.Type.IsGate() {
+		m.gateWait.WithLabelValues(d.EDS.Namespace, d.EDS.Name, string(d.Webhook.Type))
 	}
 }
 
@@ -85,11 +82,13 @@ func (m *webhookMetrics) observe(d Delivery, outcome string) {
 
 // forget drops the series of eds, deleted.
 func (m *webhookMetrics) forget(eds types.NamespacedName) {
-	m.deliveries.DeletePartialMatch(prometheus.Labels{"namespace": eds.Namespace, "name": eds.Name})
+	labels := prometheus.Labels{"namespace": eds.Namespace, "name": eds.Name}
+	m.deliveries.DeletePartialMatch(labels)
+	m.gateWait.DeletePartialMatch(labels)
 }
 
-// ObserveGateWait records that a canary waited d at a gate of type t,
-// which then passed or timed out.
-func ObserveGateWait(t v1alpha1.CanaryWebhookType, d time.Duration) {
-	deliveries().gateWait.WithLabelValues(string(t)).Observe(d.Seconds())
+// ObserveGateWait records that a canary of eds waited d at a gate of type
+// t, which then passed or timed out.
+func ObserveGateWait(eds types.NamespacedName, t v1alpha1.CanaryWebhookType, d time.Duration) {
+	deliveries().gateWait.WithLabelValues(eds.Namespace, eds.Name, string(t)).Observe(d.Seconds())
 }

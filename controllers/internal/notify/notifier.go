@@ -114,7 +114,7 @@ func New(deliver Deliver, opts Options) *Notifier {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = 32
 	}
-	deliveries().startGates()
+	deliveries()
 	return &Notifier{
 		deliver: deliver, opts: opts,
 		asks:      make(chan ask, 4*opts.Workers),
