@@ -32,6 +32,9 @@ spec:
           preset: errorRate
           errorRate: {requestMetric: http_requests_total, errorSelector: 'code="500"'}
           baseline: {mannWhitney: {}}
+        - name: synthetic
+          web: {url: "http://checks.example/agent", jsonPath: "{.value}"}
+          thresholdRange: {max: 1}
 `
 
 func TestDefaultsAreStoredOnTheObject(t *testing.T) {
@@ -77,4 +80,8 @@ func TestDefaultsAreStoredOnTheObject(t *testing.T) {
 	g.Expect(m.ErrorRate.PodLabel).To(gomega.Equal("pod"))
 	g.Expect(m.Baseline.MannWhitney.Confidence).To(gomega.HaveValue(gomega.Equal(0.95)))
 	g.Expect(m.Baseline.MannWhitney.Direction).To(gomega.Equal(v1alpha1.DirectionIncrease))
+	w := a.Metrics[1].Web
+	g.Expect(w.Method).To(gomega.Equal("GET"))
+	g.Expect(w.RequestTimeout.Duration.String()).To(gomega.Equal("10s"))
+	g.Expect(w.Retries).To(gomega.HaveValue(gomega.BeEquivalentTo(2)))
 }

@@ -57,6 +57,17 @@ spec:
           baseline:
             maxRelativeIncrease: 50
             mannWhitney: {confidence: 0.95}
+        - name: synthetic
+          web:
+            url: "https://checks.example/api/agent?window=5m"
+            headersFrom: {name: checks-headers}
+            signingKeyFrom: {name: checks, key: signing-key}
+            requestTimeout: 5s
+            retries: 3
+            method: POST
+            body: '{"service": "agent"}'
+            jsonPath: "{.data.failureRate}"
+          thresholdRange: {max: 0.01}
 `
 
 const validSetting = `
@@ -135,6 +146,28 @@ func elevenWebhooks() []map[string]any {
 	return out
 }
 
+// webMetric is a valid web metric with fields changed: a nil value removes
+// a field.
+func webMetric(webFields, metricFields map[string]any) map[string]any {
+	web := map[string]any{"url": "http://checks.example/agent", "jsonPath": "{.value}"}
+	for k, v := range webFields {
+		if v == nil {
+			delete(web, k)
+			continue
+		}
+		web[k] = v
+	}
+	m := metric(map[string]any{"web": web, "thresholdRange": map[string]any{"max": 1.0}})
+	for k, v := range metricFields {
+		if v == nil {
+			delete(m, k)
+			continue
+		}
+		m[k] = v
+	}
+	return m
+}
+
 type invalidCase struct {
 	name    string
 	base    string
@@ -195,7 +228,8 @@ var invalidCases = []invalidCase{
 	{"revisionHistoryLimit negative", validEDS, []mutation{set("spec.revisionHistoryLimit", int64(-1))}, "spec.revisionHistoryLimit", "greater than or equal to 0"},
 	{"analysis address not http", validEDS, []mutation{set(an+".provider.prometheus.address", "ftp://prometheus:9090")}, an + ".provider.prometheus.address", "http or https URL"},
 	{"analysis address not a URL", validEDS, []mutation{set(an+".provider.prometheus.address", "prometheus:9090 ")}, an + ".provider.prometheus.address", "http or https URL"},
-	{"analysis provider missing", validEDS, []mutation{del(an + ".provider")}, an + ".provider", "Required value"},
+	{"analysis provider missing", validEDS, []mutation{del(an + ".provider")}, an, "metrics with a query or preset need provider.prometheus"},
+	{"analysis prometheus missing", validEDS, []mutation{set(an+".provider", map[string]any{})}, an, "metrics with a query or preset need provider.prometheus"},
 	{"analysis interval below 1s", validEDS, []mutation{set(an+".interval", "500ms")}, an + ".interval", "at least 1s"},
 	{"analysis failureLimit negative", validEDS, []mutation{set(an+".failureLimit", int64(-1))}, an + ".failureLimit", "greater than or equal to 0"},
 	{"analysis inconclusiveLimit negative", validEDS, []mutation{set(an+".inconclusiveLimit", int64(-2))}, an + ".inconclusiveLimit", "greater than or equal to 0"},
@@ -205,8 +239,32 @@ var invalidCases = []invalidCase{
 	{"analysis without metrics", validEDS, []mutation{metrics()}, an + ".metrics", "should have at least 1 items"},
 	{"metric names not unique", validEDS, []mutation{metrics(metric(map[string]any{"preset": "restarts"}), metric(map[string]any{"query": "up"}))}, an + ".metrics[1]", "Duplicate value"},
 	{"metric name empty", validEDS, []mutation{metrics(metric(map[string]any{"name": "", "preset": "restarts"}))}, an + ".metrics[0].name", "at least 1 chars"},
-	{"metric with query and preset", validEDS, []mutation{metrics(metric(map[string]any{"preset": "restarts", "query": "up"}))}, an + ".metrics[0]", "exactly one of query or preset"},
-	{"metric with neither query nor preset", validEDS, []mutation{metrics(metric(nil))}, an + ".metrics[0]", "exactly one of query or preset"},
+	{"metric with query and preset", validEDS, []mutation{metrics(metric(map[string]any{"preset": "restarts", "query": "up"}))}, an + ".metrics[0]", "exactly one of query, preset or web"},
+	{"metric with neither query, preset nor web", validEDS, []mutation{metrics(metric(nil))}, an + ".metrics[0]", "exactly one of query, preset or web"},
+	{"web metric with a query", validEDS, []mutation{metrics(webMetric(nil, map[string]any{"query": "up"}))}, an + ".metrics[0]", "exactly one of query, preset or web"},
+	{"web metric with a baseline", validEDS, []mutation{metrics(webMetric(nil, map[string]any{"baseline": map[string]any{"maxRelativeIncrease": 10.0}}))},
+		an + ".metrics[0]", "a web metric has no baseline"},
+	{"web metric without thresholdRange", validEDS, []mutation{metrics(webMetric(nil, map[string]any{"thresholdRange": nil}))}, an + ".metrics[0]", "a web metric needs thresholdRange"},
+	{"web metric with url and urlFrom", validEDS, []mutation{metrics(webMetric(map[string]any{"urlFrom": map[string]any{"name": "checks", "key": "url"}}, nil))},
+		an + ".metrics[0].web", "exactly one of url or urlFrom"},
+	{"web metric without a URL", validEDS, []mutation{metrics(webMetric(map[string]any{"url": nil}, nil))}, an + ".metrics[0].web", "exactly one of url or urlFrom"},
+	{"web metric URL not http", validEDS, []mutation{metrics(webMetric(map[string]any{"url": "file:///etc/passwd"}, nil))}, an + ".metrics[0].web.url", "url must be an http or https URL with a host"},
+	{"web metric URL without host", validEDS, []mutation{metrics(webMetric(map[string]any{"url": "http:///metrics"}, nil))}, an + ".metrics[0].web.url", "url must be an http or https URL with a host"},
+	{"web metric urlFrom without a Secret", validEDS, []mutation{metrics(webMetric(map[string]any{"url": nil, "urlFrom": map[string]any{"key": "url"}}, nil))},
+		an + ".metrics[0].web.urlFrom", "urlFrom.name must name a Secret"},
+	{"web metric headersFrom without a Secret", validEDS, []mutation{metrics(webMetric(map[string]any{"headersFrom": map[string]any{"name": ""}}, nil))},
+		an + ".metrics[0].web.headersFrom", "headersFrom.name must name a Secret"},
+	{"web metric signingKeyFrom without a key", validEDS, []mutation{metrics(webMetric(map[string]any{"signingKeyFrom": map[string]any{"name": "checks"}}, nil))},
+		an + ".metrics[0].web.signingKeyFrom.key", "Required value"},
+	{"web metric body with GET", validEDS, []mutation{metrics(webMetric(map[string]any{"body": "{}"}, nil))}, an + ".metrics[0].web", "body is only sent with method POST"},
+	{"web metric method PUT", validEDS, []mutation{metrics(webMetric(map[string]any{"method": "PUT"}, nil))}, an + ".metrics[0].web.method", "Unsupported value"},
+	{"web metric without jsonPath", validEDS, []mutation{metrics(webMetric(map[string]any{"jsonPath": nil}, nil))}, an + ".metrics[0].web.jsonPath", "Required value"},
+	{"web metric requestTimeout beyond the maximum", validEDS, []mutation{metrics(webMetric(map[string]any{"requestTimeout": "31s"}, nil))},
+		an + ".metrics[0].web.requestTimeout", "requestTimeout must be at most 30s"},
+	{"web metric requestTimeout zero", validEDS, []mutation{metrics(webMetric(map[string]any{"requestTimeout": "0s"}, nil))},
+		an + ".metrics[0].web.requestTimeout", "positive duration"},
+	{"web metric retries beyond the maximum", validEDS, []mutation{metrics(webMetric(map[string]any{"retries": int64(6)}, nil))},
+		an + ".metrics[0].web.retries", "less than or equal to 5"},
 	{"metric preset unknown", validEDS, []mutation{metrics(metric(map[string]any{"preset": "latency"}))}, an + ".metrics[0].preset", "Unsupported value"},
 	{"errorRate preset without its settings", validEDS, []mutation{metrics(metric(map[string]any{"preset": "errorRate"}))}, an + ".metrics[0]", "preset errorRate needs errorRate"},
 	{"thresholdRange min above max", validEDS, []mutation{metrics(metric(map[string]any{"query": "up", "thresholdRange": map[string]any{"min": 2.0, "max": 1.0}}))}, an + ".metrics[0].thresholdRange", "thresholdRange.min must be less than or equal to thresholdRange.max"},
@@ -274,6 +332,18 @@ func TestValidSpecsAreAccepted(t *testing.T) {
 				t.Fatalf("a valid spec was refused: %v", err)
 			}
 		})
+	}
+}
+
+// An analysis of web metrics alone needs no Prometheus.
+func TestWebMetricsNeedNoProvider(t *testing.T) {
+	testenv.RequireAssets(t)
+	obj := fromYAML(t, validEDS)
+	for _, change := range []mutation{del(an + ".provider"), metrics(webMetric(nil, nil))} {
+		change(obj.Object)
+	}
+	if err := create(context.Background(), t, obj); err != nil {
+		t.Fatalf("an analysis of web metrics without a provider was refused: %v", err)
 	}
 }
 
