@@ -80,12 +80,16 @@ func validHostName(s string) bool {
 			return false
 		}
 		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			if !hostNameRune(r) {
 				return false
 			}
 		}
 	}
 	return true
+}
+
+func hostNameRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_'
 }
 
 func normalizeHost(host string) string {

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/simcluster"
@@ -39,6 +40,9 @@ type EnvOptions struct {
 	// controller, the peer of a migration from a DaemonSet. It acts on
 	// DaemonSets and their pods only, never on ExtendedDaemonSets.
 	NativeDaemonSetController bool
+	// AllowedWebhookHosts is the controllers' --allowed-webhook-hosts: the
+	// tests' receivers listen on loopback, which is refused by default.
+	AllowedWebhookHosts []string
 }
 
 // Env is a simulated cluster with the controllers running against it.
@@ -114,8 +118,12 @@ func StartEnv(ctx context.Context, opts EnvOptions) (_ *Env, err error) {
 func (e *Env) startControllers(ctx context.Context, opts EnvOptions) error {
 	logger := zap.New(zap.WriteTo(e.logFile), zap.UseDevMode(true))
 	klog.SetLogger(logger)
+	webHosts, err := web.ParseHostPolicy(opts.AllowedWebhookHosts)
+	if err != nil {
+		return err
+	}
 	ctrls, err := harness.StartControllers(ctx, e.Cluster.Config(),
-		controllers.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles}, logger, harness.WithSecureMetrics(e.MetricsAddr))
+		controllers.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, WebHosts: webHosts}, logger, harness.WithSecureMetrics(e.MetricsAddr))
 	if err != nil {
 		return fmt.Errorf("starting controllers: %w", err)
 	}

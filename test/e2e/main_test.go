@@ -23,7 +23,12 @@ func run(m *testing.M) int {
 	var err error
 	// The DaemonSet controller runs for the migration tests; no other test
 	// creates a DaemonSet.
-	env, err = StartEnv(ctx, EnvOptions{Nodes: clusterNodes, MaxConcurrentReconciles: 4, NativeDaemonSetController: true})
+	env, err = StartEnv(ctx, EnvOptions{
+		Nodes: clusterNodes, MaxConcurrentReconciles: 4, NativeDaemonSetController: true,
+		// The tests' web receivers listen on 127.0.0.1, as the manager's
+		// --allowed-webhook-hosts=127.0.0.1 lets them.
+		AllowedWebhookHosts: []string{"127.0.0.1"},
+	})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "starting the end-to-end environment: %v\n", err)
 		return 1
