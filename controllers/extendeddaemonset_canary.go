@@ -99,6 +99,7 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	if err != nil {
 		return nil, 0, err
 	}
+	in.Answers = r.gateAnswers(eds, current.Name)
 	note := &canaryNote{replicaSet: current}
 	var untilMeasured time.Duration
 	if c := in.Status; eds.Spec.Strategy.Canary.Analysis != nil && c != nil && c.ReplicaSet == current.Name && !c.Failed {
@@ -109,7 +110,7 @@ func (r *ExtendedDaemonSetReconciler) stepCanary(ctx context.Context, eds *v1alp
 	// Steps that cannot resolve stall the object, but the canary was still
 	// judged (failed, maybe): what it decided is recorded all the same.
 	res, stepErr := canary.Step(in)
-	note.transition, note.canary = res.Transition, res.Status
+	note.transition, note.canary, note.asks = res.Transition, res.Status, res.Asks
 	st := &eds.Status
 	st.LastHandledRetry = res.LastHandledRetry
 	if res.Promote {

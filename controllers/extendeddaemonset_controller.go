@@ -20,11 +20,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/notify"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/overrides"
@@ -53,12 +55,21 @@ type ExtendedDaemonSetReconciler struct {
 	store *store.Store
 	// Clock is the time source; nil means the real clock.
 	Clock clock.PassiveClock
+	// Webhooks asks the canaries' gates and tells their notifications;
+	// nil sends none (and gates then hold until their timeout).
+	Webhooks *notify.Notifier
 }
 
 // SetupWithManager registers the reconciler; a change of any replica set
 // status reaches its ExtendedDaemonSet.
 func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Webhooks != nil {
+		// A gate's answer arrives between passes: its ExtendedDaemonSet
+		// decides on it at once.
+		b = b.WatchesRawSource(source.Channel(r.Webhooks.Requeues(), &handler.EnqueueRequestForObject{}))
+	}
+	return b.
 		Named("extendeddaemonset").
 		For(&v1alpha1.ExtendedDaemonSet{}).
 		Owns(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
@@ -144,6 +155,9 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 			r.statusWrites.Forget(req.NamespacedName)
 			analysisMetrics().Forget(req.Namespace, req.Name)
 			extendedDaemonSetMetrics().forget(req.Namespace, req.Name)
+			if r.Webhooks != nil {
+				r.Webhooks.Forget(req.NamespacedName)
+			}
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -184,6 +198,7 @@ func (r *ExtendedDaemonSetReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	// Told once the status that records them is written: a failed patch
 	// is retried and would tell them twice.
 	r.tellTransitions(before, eds, byName(obs.sets, eds.Status.ActiveReplicaSet), obs.canaryNote, now)
+	r.sendWebhooks(before, eds, obs)
 	if len(obs.bakeMeasured) > 0 {
 		analysisMetrics().ObserveMeasurements(eds.Namespace, eds.Name, obs.bakeMeasured)
 	}

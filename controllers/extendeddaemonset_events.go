@@ -20,6 +20,9 @@ type canaryNote struct {
 	transition string
 	canary     *v1alpha1.CanaryStatus
 	measured   map[string]v1alpha1.Measurement
+	// asks are the gates the canary waits at, asked once the status is
+	// written.
+	asks []canary.GateAsk
 }
 
 // tellTransitions tells, as events and metrics, what changed between the

@@ -234,6 +234,9 @@ func canaryProgress(c *v1alpha1.CanaryStatus, ers *v1alpha1.ExtendedDaemonSetRep
 			return outcome.Progress{Phase: outcome.Stalled, Reason: s.Reason, Message: fmt.Sprintf("canary %s: %s", c.ReplicaSet, s.Message)}
 		}
 	}
+	if c.Reason == v1alpha1.ReasonWaitingForGate {
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonWaitingForGate, Message: fmt.Sprintf("canary %s %s", c.ReplicaSet, c.Message)}
+	}
 	if step != "" {
 		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryRunning,
 			Message: fmt.Sprintf("canary %s running, %s%s", c.ReplicaSet, step, detail)}
@@ -293,7 +296,7 @@ func stateOf(p outcome.Progress) v1alpha1.ExtendedDaemonSetState {
 		return v1alpha1.StateFrozen
 	case p.Reason == v1alpha1.ReasonCanaryPaused:
 		return v1alpha1.StateCanaryPaused
-	case p.Reason == v1alpha1.ReasonCanaryRunning:
+	case p.Reason == v1alpha1.ReasonCanaryRunning, p.Reason == v1alpha1.ReasonWaitingForGate:
 		return v1alpha1.StateCanary
 	default:
 		return v1alpha1.StateRollingUpdate

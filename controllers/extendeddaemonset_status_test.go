@@ -31,6 +31,8 @@ func TestCanaryProgress(t *testing.T) {
 		{"paused", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, nil, outcome.Progressing, v1alpha1.ReasonCanaryPaused},
 		{"failed", v1alpha1.CanaryStatus{ReplicaSet: "rs", Failed: true}, stalledSet, outcome.Stalled, v1alpha1.ReasonCanaryFailed},
 		{"pods stuck past the deadline", v1alpha1.CanaryStatus{ReplicaSet: "rs"}, stalledSet, outcome.Stalled, v1alpha1.ReasonProgressDeadlineExceeded},
+		{"waiting at a gate", v1alpha1.CanaryStatus{ReplicaSet: "rs", Reason: v1alpha1.ReasonWaitingForGate}, nil, outcome.Progressing, v1alpha1.ReasonWaitingForGate},
+		{"a gate that timed out pauses", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true, Reason: v1alpha1.ReasonGateTimedOut}, nil, outcome.Progressing, v1alpha1.ReasonCanaryPaused},
 		{"paused beats a stuck replica set", v1alpha1.CanaryStatus{ReplicaSet: "rs", Paused: true}, stalledSet, outcome.Progressing, v1alpha1.ReasonCanaryPaused},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +118,7 @@ func TestStateOf(t *testing.T) {
 		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonRolloutFrozen}, v1alpha1.StateFrozen},
 		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused}, v1alpha1.StateCanaryPaused},
 		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryRunning}, v1alpha1.StateCanary},
+		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonWaitingForGate}, v1alpha1.StateCanary},
 		{outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonRollingUpdate}, v1alpha1.StateRollingUpdate},
 	} {
 		if got := stateOf(tc.progress); got != tc.want {

@@ -72,6 +72,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, opts Options) error {
 		store:                   cached,
 	}
 	eds.statusWrites.Interval = opts.CounterWriteInterval
+	if eds.Webhooks, err = newNotifier(mgr, eds.WebClient); err != nil {
+		return err
+	}
 	if err := eds.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ExtendedDaemonSet controller: %w", err)
 	}

@@ -39,6 +39,14 @@ const (
 	// status.canary.reason, and its Canary condition's message names the
 	// node.
 	ReasonCanaryNodeNotReady = "CanaryNodeNotReady"
+	// ReasonWaitingForGate: the canary holds at a confirm-start,
+	// confirm-step or confirm-promotion webhook whose receiver has not
+	// answered 2xx yet; the message names the gate, since when it waits and
+	// its last answer's status code.
+	ReasonWaitingForGate = "WaitingForGate"
+	// ReasonGateTimedOut: a gate waited its timeout; the canary failed or
+	// paused, as its onTimeout says.
+	ReasonGateTimedOut = "GateTimedOut"
 	// ReasonCanaryPromoted: the canary template became the active one.
 	ReasonCanaryPromoted = "CanaryPromoted"
 	// ReasonAnalysisPending: no measurement yet (initialDelay).

@@ -241,6 +241,14 @@ type CanaryStatus struct {
 	// +listType=atomic
 	// +optional
 	Steps []CanaryStepStatus `json:"steps,omitempty"`
+	// Gates are the confirm-* webhooks of the point the canary stands at
+	// (its start, its next step or its promotion): the ones passed, which
+	// are not asked again, and the ones it waits for, since when. A retried
+	// canary asks them again.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	Gates []CanaryGateStatus `json:"gates,omitempty"`
 }
 
 // ExtendedDaemonSet runs one pod per eligible node, rolling a new template

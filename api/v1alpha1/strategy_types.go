@@ -258,6 +258,15 @@ type CanaryStrategy struct {
 	// +optional
 	Analysis *CanaryAnalysis `json:"analysis,omitempty"`
 
+	// Webhooks ask systems of the user's before the canary goes on
+	// (confirm-start, confirm-step, confirm-promotion gates) and tell them
+	// what happened (event, rollback). See CanaryWebhook.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Webhooks []CanaryWebhook `json:"webhooks,omitempty"`
+
 	// Paused holds the canary where it is while true: no promotion, no
 	// automatic failure except canaryTimeout. Declarative twin of the
 	// extendeddaemonset.io/canary-paused annotation.

@@ -39,7 +39,10 @@ type Input struct {
 	// ProgressDeadline is spec.progressDeadlineSeconds: a canary that
 	// finds no node to run on within it stalls.
 	ProgressDeadline time.Duration
-	Now              time.Time
+	// Answers are the latest answers of the canary instance's gates, kept
+	// in memory by whoever asks them; a gate missing has not answered.
+	Answers map[GatePoint]GateAnswer
+	Now     time.Time
 }
 
 // Result is the canary's next state.
@@ -53,6 +56,10 @@ type Result struct {
 	Transition string
 	// RequeueAfter is when time alone changes the decision.
 	RequeueAfter time.Duration
+	// Asks are the gates the canary waits at: their receivers are to be
+	// asked (never from the decision itself), and their answers given in
+	// the next Input.
+	Asks []GateAsk
 }
 
 // Transitions of a canary, as event reasons.
@@ -145,7 +152,17 @@ func step(in Input) (Result, error) {
 	plan, planErr := planOf(in, st)
 	kept, nodes := canaryNodes(in, st)
 	previous, want := st.Nodes, 0
-	if planErr == nil {
+	// Before a confirm-start gate passes, the canary has no node, so no
+	// canary pod is created.
+	// Gates past their timeout first: an unpaused one passes, and a
+	// canary at its start then picks its nodes in this very pass.
+	gates := gateVerdict(in, st)
+	startHold := gateHold{open: true}
+	if startGatesPending(in.Strategy, st) && !pausedByUser(in) {
+		startHold = gatesAt(in, st, v1alpha1.WebhookConfirmStart, 0)
+	}
+	startHeld := startGatesPending(in.Strategy, st)
+	if planErr == nil && !startHeld {
 		want = plan.want()
 		st.Nodes = SelectNodes(in.Candidates, want, in.Strategy.NodeAntiAffinityKeys, kept)
 		plan.recordNodes(st)
@@ -162,6 +179,9 @@ func step(in Input) (Result, error) {
 	}
 	if nodes.Action > verdict.Action {
 		verdict = nodes
+	}
+	if gates.Action > verdict.Action {
+		verdict = gates
 	}
 	if in.Desired == 0 && verdict.Action != Fail {
 		// No node runs the template (a node pool scaled to zero): there
@@ -191,6 +211,12 @@ func step(in Input) (Result, error) {
 		// still validate it.
 		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
 		return res, planErr
+	}
+	if !startHold.open && verdict.Action != Pause {
+		// Before manual validation: a manual canary is validated once it
+		// runs. A pause (a gate that timed out) is told as such below.
+		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
+		return holdAtGates(st, res, startHold), nil
 	}
 	if plan.steps != nil && SkipRequested(in.Strategy, in.Annotations, st, st.Step) {
 		return plan.next(in, st, res, v1alpha1.CanaryStepSkipped), nil
@@ -228,6 +254,10 @@ func step(in Input) (Result, error) {
 		st.Reason, st.Message = ReasonWaitingForAnalysis, "the analysis is Successful; "+plan.going()
 		res.RequeueAfter = recordVerdictDelay
 		return res, nil
+	}
+	if hold := plan.gates(in, st); !hold.open {
+		res.RequeueAfter = timeoutLeft(in, st.StartedAt.Time)
+		return holdAtGates(st, res, hold), nil
 	}
 	return plan.next(in, st, res, v1alpha1.CanaryStepSuccessful), nil
 }

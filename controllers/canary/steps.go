@@ -212,6 +212,15 @@ func (p stepPlan) going() string {
 	return fmt.Sprintf("going on to step %d", p.index+2)
 }
 
+// gates holds the canary st at the gates of what follows its current
+// step: confirm-promotion after the last, confirm-step before the next.
+func (p stepPlan) gates(in Input, st *v1alpha1.CanaryStatus) gateHold {
+	if p.last() {
+		return gatesAt(in, st, v1alpha1.WebhookConfirmPromotion, 0)
+	}
+	return gatesAt(in, st, v1alpha1.WebhookConfirmStep, int32(p.index+2)) //nolint:gosec // steps are at most MaxCanarySteps
+}
+
 // next ends the current step with result: after the last, the canary is
 // promoted; otherwise the next step starts now, adding its nodes to the
 // ones the canary has.

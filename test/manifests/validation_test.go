@@ -120,6 +120,32 @@ func metrics(ms ...map[string]any) mutation {
 	return set("spec.strategy.canary.analysis.metrics", list)
 }
 
+// webhook is a webhook of spec.strategy.canary.webhooks to
+// https://hooks.example, with the given fields (name, value, ...) set.
+func webhook(name, typ string, fields ...string) map[string]any {
+	w := map[string]any{"name": name, "type": typ, "url": "https://hooks.example/" + name}
+	for i := 0; i+1 < len(fields); i += 2 {
+		w[fields[i]] = fields[i+1]
+	}
+	return w
+}
+
+func webhooks(ws ...map[string]any) mutation {
+	list := make([]any, len(ws))
+	for i, w := range ws {
+		list[i] = w
+	}
+	return set("spec.strategy.canary.webhooks", list)
+}
+
+func elevenWebhooks() []map[string]any {
+	out := make([]map[string]any, 11)
+	for i := range out {
+		out[i] = webhook(fmt.Sprintf("w%d", i), "event")
+	}
+	return out
+}
+
 // webMetric is a valid web metric with fields changed: a nil value removes
 // a field.
 func webMetric(webFields, metricFields map[string]any) map[string]any {
@@ -182,6 +208,16 @@ var invalidCases = []invalidCase{
 	{"canaryTimeout shorter than the default duration", validEDS, []mutation{del(canary + ".duration"), del(canary + ".noRestartsDuration"), set(canary+".autoFail.canaryTimeout", "5m")}, canary, "10m when unset"},
 	{"autoPause.maxRestarts negative", validEDS, []mutation{set(canary+".autoPause.maxRestarts", int64(-1))}, canary + ".autoPause.maxRestarts", "greater than or equal to 0"},
 	{"maxSlowStartDuration negative", validEDS, []mutation{set(canary+".autoPause.maxSlowStartDuration", "-1m")}, canary + ".autoPause.maxSlowStartDuration", "should match"},
+	{"webhook type unknown", validEDS, []mutation{webhooks(webhook("w", "pre-rollout"))}, canary + ".webhooks[0].type", "Unsupported value"},
+	{"webhook name not a DNS label", validEDS, []mutation{webhooks(webhook("Change_Window", "event"))}, canary + ".webhooks[0].name", "should match"},
+	{"webhook names not unique", validEDS, []mutation{webhooks(webhook("w", "event"), webhook("w", "rollback"))}, canary + ".webhooks[1]", "Duplicate value"},
+	{"webhook without url", validEDS, []mutation{webhooks(map[string]any{"name": "w", "type": "event"})}, canary + ".webhooks[0]", "exactly one of url or urlFrom"},
+	{"interval on a notification", validEDS, []mutation{webhooks(webhook("w", "event", "interval", "1m"))}, canary + ".webhooks[0]", "only allowed on confirm-start, confirm-step and confirm-promotion"},
+	{"onTimeout on a notification", validEDS, []mutation{webhooks(webhook("w", "rollback", "onTimeout", "Pause"))}, canary + ".webhooks[0]", "only allowed on confirm-start"},
+	{"gate interval below 5s", validEDS, []mutation{webhooks(webhook("w", "confirm-step", "interval", "2s"))}, canary + ".webhooks[0].interval", "at least 5s"},
+	{"gate timeout zero", validEDS, []mutation{webhooks(webhook("w", "confirm-promotion", "timeout", "0s"))}, canary + ".webhooks[0].timeout", "positive duration"},
+	{"gate onTimeout unknown", validEDS, []mutation{webhooks(webhook("w", "confirm-start", "onTimeout", "Ignore"))}, canary + ".webhooks[0].onTimeout", "Unsupported value"},
+	{"more than 10 webhooks", validEDS, []mutation{webhooks(elevenWebhooks()...)}, canary + ".webhooks", "must have at most 10 items"},
 	{"selector matchLabels not in template", validEDS, []mutation{set("spec.selector.matchLabels", map[string]any{"app": "other"})}, "spec.selector", "selector.matchLabels must match template.metadata.labels"},
 	{"selector matchExpressions not met by template", validEDS, []mutation{set("spec.selector.matchExpressions", []any{map[string]any{"key": "tier", "operator": "NotIn", "values": []any{"node"}}})}, "spec.selector", "selector.matchExpressions must match template.metadata.labels"},
 	{"selector over template without labels", validEDS, []mutation{del("spec.template.metadata.labels")}, "spec.selector", "must match template.metadata.labels"},

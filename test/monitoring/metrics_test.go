@@ -3,6 +3,8 @@ package monitoring
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness"
@@ -50,8 +53,8 @@ var sampleLabels = []string{"namespace", "name"}
 // value they match is one the controllers were seen to export, while two
 // ExtendedDaemonSets go through what the alerts and panels are about: a
 // canary measured by an analysis and promoted, a rolling update, and a
-// canary whose analysis errors, waiting for a person, then failed. `up`
-// comes from Prometheus, not the controllers.
+// canary whose analysis errors, waiting for a person, then failed, whose
+// webhooks fail. `up` comes from Prometheus, not the controllers.
 func TestReferencedMetricsAreExported(t *testing.T) {
 	ctx := t.Context()
 	prom := startPrometheus(t)
@@ -62,7 +65,12 @@ func TestReferencedMetricsAreExported(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
-	ctrls, err := harness.StartControllers(ctx, cfg, controllers.Options{}, logr.Discard())
+	// The scenario's webhook receivers listen on loopback.
+	webHosts, err := web.ParseHostPolicy([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctrls, err := harness.StartControllers(ctx, cfg, controllers.Options{WebHosts: webHosts}, logr.Discard())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +92,9 @@ func TestReferencedMetricsAreExported(t *testing.T) {
 	runScenario(ctx, t, c, prom)
 }
 
-// runScenario promotes the canary of one ExtendedDaemonSet and fails the
-// canary of another, on two nodes.
+// runScenario promotes the canary of one ExtendedDaemonSet, past a gate
+// that answers, and fails the canary of another, whose notification
+// receiver is down, on two nodes.
 func runScenario(ctx context.Context, t *testing.T, c client.Client, prom *promharness.Server) {
 	g := gomega.NewWithT(t)
 	g.SetDefaultEventuallyTimeout(eventually)
@@ -101,12 +110,18 @@ func runScenario(ctx context.Context, t *testing.T, c client.Client, prom *promh
 	go func() { defer close(kubeletDone); envkubelet.Run(kubeletCtx, c, client.InNamespace(ns)) }()
 	t.Cleanup(func() { stopKubelet(); <-kubeletDone })
 
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	t.Cleanup(receiver.Close)
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
 	promoted := newEDS(ns, "promoted", &v1alpha1.CanaryStrategy{
 		Replicas: ptr.To(intstr.FromInt32(1)),
 		Duration: &metav1.Duration{Duration: 2 * time.Second},
 		Analysis: analysisOn(prom, v1alpha1.AnalysisMetric{
 			Name: "zero", Query: "vector(0)", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(0.0)},
 		}),
+		Webhooks: []v1alpha1.CanaryWebhook{{Name: "smoke", Type: v1alpha1.WebhookConfirmPromotion,
+			WebRequest: v1alpha1.WebRequest{URL: receiver.URL + "/smoke"}, Interval: &metav1.Duration{Duration: 5 * time.Second}}},
 	})
 	failed := newEDS(ns, "failed", &v1alpha1.CanaryStrategy{
 		Replicas:       ptr.To(intstr.FromInt32(1)),
@@ -115,6 +130,11 @@ func runScenario(ctx context.Context, t *testing.T, c client.Client, prom *promh
 		Analysis: analysisOn(prom, v1alpha1.AnalysisMetric{
 			Name: "broken", Query: "sum(", ThresholdRange: &v1alpha1.ThresholdRange{Max: ptr.To(0.0)},
 		}),
+		// A receiver that is down: every delivery fails.
+		Webhooks: []v1alpha1.CanaryWebhook{
+			{Name: "events", Type: v1alpha1.WebhookEvent, WebRequest: v1alpha1.WebRequest{URL: down.URL + "/events"}},
+			{Name: "rollback", Type: v1alpha1.WebhookRollback, WebRequest: v1alpha1.WebRequest{URL: down.URL + "/rollback"}},
+		},
 	})
 	stable := map[string]string{}
 	for _, eds := range []*v1alpha1.ExtendedDaemonSet{promoted, failed} {

@@ -26,6 +26,7 @@ func writeReport(out io.Writer, s *snapshot, terminal bool) error {
 	r.domains()
 	r.canary()
 	r.canarySteps()
+	r.gates()
 	r.analysis()
 	r.bakeAnalysis()
 	r.conditions()
