@@ -207,10 +207,16 @@ func TestHangingReceiverDelaysNoOtherRollout(t *testing.T) {
 	canary := func(hooks ...v1alpha1.CanaryWebhook) *v1alpha1.CanaryStrategy {
 		return &v1alpha1.CanaryStrategy{Replicas: ptr.To(intstr.FromInt32(1)), Duration: &metav1.Duration{Duration: 2 * time.Second}, Webhooks: hooks}
 	}
-	stuck, _ := s.createOnGroup("stuck", 2, canary(gate("hang", v1alpha1.WebhookConfirmStart, r.url("hang"))))
+	// Each ask of the hanging gate lasts 30s, during which a sender shared
+	// with the other gate would not ask it.
+	hanging := gate("hang", v1alpha1.WebhookConfirmStart, r.url("hang"))
+	hanging.RequestTimeout = &metav1.Duration{Duration: 30 * time.Second}
+	stuck, _ := s.createOnGroup("stuck", 2, canary(hanging))
 	free, nodes := s.createOnGroup("free", 2, canary(gate("free", v1alpha1.WebhookConfirmStart, r.url("free")),
 		notification("down", v1alpha1.WebhookEvent, downURL)))
 
+	s.g.Eventually(func() []delivery { return r.got("free") }, 10*time.Second, pollInterval).ShouldNot(gomega.BeEmpty(),
+		"the other gate was not asked while a receiver hangs")
 	s.expectRolledOut(free, "v2", nodes)
 	s.expectAtGate(stuck, "hang", v1alpha1.WebhookConfirmStart, 0, 0, "")
 }
