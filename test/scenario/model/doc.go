@@ -81,7 +81,8 @@
 // setting sets the spec field and the planner replaces pods as Standard),
 // failure backoff (no pod of the model ends in phase Failed), expectations
 // and cache lag (the model's writes are seen at once), resource overrides,
-// history pruning, and the analysis queries: a canary's analysis concludes
+// history pruning, webhooks (no canary of the model has a gate), and the
+// analysis queries: a canary's analysis concludes
 // what the sequence's verdict says, at the time it says, and passes two
 // minutes after its pods are ready when the sequence says nothing; a bake's
 // analysis always passes. With a workloadRef: a DaemonSet missing or not

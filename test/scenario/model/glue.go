@@ -119,6 +119,8 @@ func (c *Cluster) edsPass() {
 		st.ActiveReplicaSet, st.Canary = current.Name, nil
 	default:
 		in := c.canaryInput(current)
+		// stepCanary reads its gates' answers into in.Answers: the model's
+		// canaries have no webhooks, so none is asked and nothing holds.
 		if cs := in.Status; c.eds.Spec.Strategy.Canary.Analysis != nil && cs != nil && cs.ReplicaSet == current.Name && !cs.Failed {
 			if readyAt := canary.ReadyAt(cs, in.Ready, in.Now); readyAt != nil {
 				in.Analysis = c.analysisOf(cs, readyAt.Time)

@@ -20,7 +20,7 @@ import (
 // that drifts from the controller proves nothing about it.
 var mirrored = map[string]string{
 	"ExtendedDaemonSetReconciler.chooseActive":      "963cbc4cdbf24838",
-	"ExtendedDaemonSetReconciler.stepCanary":        "2965f2e48f4587fa",
+	"ExtendedDaemonSetReconciler.stepCanary":        "3147967ba57f6936",
 	"ExtendedDaemonSetReconciler.canaryInput":       "55c25fba4d74d499",
 	"ExtendedDaemonSetReconciler.stepBake":          "2f15247d263abde8",
 	"topologyKey":                                   "08b85cc8acdf95a4",
@@ -44,7 +44,7 @@ var mirrored = map[string]string{
 	"baking":                                        "396eeb31c20fec29",
 	"Progress.WaitsForProgress":                     "bdec7a835100f487",
 	"sumReplicaSets":                                "78e531a4493ef48e",
-	"canaryProgress":                                "e7db0cc143a76264",
+	"canaryProgress":                                "641cb5a2312d8d2b",
 	"activeProgress":                                "7e914580237278af",
 	"withBakeMessage":                               "79fa3848fb6600bd",
 	"ReplicaSetReconciler.Reconcile":                "d34bdfe19637e533",
