@@ -152,6 +152,12 @@ type ExtendedDaemonSetStatus struct {
 	// +optional
 	Bake *DomainBakeStatus `json:"bake,omitempty"`
 
+	// DomainGate is where the confirm-step gates before the domains of a
+	// Sequential zone-by-zone rolling update stand: the domain they hold
+	// back, or the last one they let start.
+	// +optional
+	DomainGate *DomainGateStatus `json:"domainGate,omitempty"`
+
 	// State is a one-word summary: Running, RollingUpdate, Canary,
 	// CanaryPaused, CanaryFailed, Frozen or Error.
 	// +optional

@@ -132,3 +132,24 @@ type DomainBakeStatus struct {
 	// +optional
 	PassedThrough string `json:"passedThrough,omitempty"`
 }
+
+// DomainGateStatus is where the confirm-step webhooks of the canary stand
+// in a Sequential topology rollout, after promotion: before each domain
+// after the first, the domain starts only once every one of them answered
+// 2xx. The record belongs to one replica set: a new rollout asks again.
+type DomainGateStatus struct {
+	// ReplicaSet is the replica set rolling out.
+	ReplicaSet string `json:"replicaSet"`
+	// Domain is the domain the gates stand before: the one waiting, or the
+	// last one they let start.
+	Domain string `json:"domain"`
+	// Gates are the confirm-step gates before Domain, waiting or passed.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	Gates []CanaryGateStatus `json:"gates,omitempty"`
+	// PassedThrough is the last domain, in the order of the rollout, whose
+	// gates all passed: every domain up to it may start.
+	// +optional
+	PassedThrough string `json:"passedThrough,omitempty"`
+}

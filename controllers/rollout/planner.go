@@ -14,7 +14,8 @@ import (
 // budgets are shared with the other replica set of the ExtendedDaemonSet
 // (Input.Elsewhere). With a topology, it also never takes a domain past its
 // own budget, and replaces old pods only in the domains whose turn it is:
-// all of them, or, Sequential, the first that is not done and baked.
+// all of them, or, Sequential, the first that is not done and baked, once
+// its gates passed.
 func Compute(in Input) Plan {
 	p := planner{in: in}
 	if in.Params.Topology != nil {

@@ -31,6 +31,20 @@ type Topology struct {
 	// analysis itself runs elsewhere; its verdict is an input here.
 	JudgedBakes   bool
 	PassedThrough string
+	// GatedDomains, with Sequential, holds each domain after the first
+	// back, while it has old pods, until the gates before it passed: until
+	// it is no later, in domain order, than GatesPassedThrough (empty: none
+	// did yet). The gates are asked elsewhere; their verdict is an input
+	// here.
+	GatedDomains       bool
+	GatesPassedThrough string
+}
+
+// gateClosed reports whether the gates before the domain at index i of
+// the order, name, still hold it back.
+func (t *Topology) gateClosed(i int, name string) bool {
+	return t.Sequential && t.GatedDomains && i > 0 &&
+		(t.GatesPassedThrough == "" || CompareDomains(name, t.GatesPassedThrough) > 0)
 }
 
 // passed reports whether the bake analysis of domain name passed: always
@@ -43,7 +57,7 @@ func (t *Topology) passed(name string) bool {
 type DomainState string
 
 const (
-	DomainPending  DomainState = "Pending"  // old pods wait for the domain's turn
+	DomainPending  DomainState = "Pending"  // old pods wait for the domain's turn, or its gates
 	DomainUpdating DomainState = "Updating" // old pods replaced, or new ones not available yet
 	DomainBaking   DomainState = "Baking"   // done; the next domain waits for BakeTime and, judged, the verdict
 	DomainDone     DomainState = "Done"     // every desired node runs an available new pod
@@ -148,9 +162,9 @@ func (ds *domains) settle(t *Topology, allowance int, elsewhere map[string]int, 
 	if !t.Sequential {
 		return 0
 	}
-	for _, d := range ds.ordered {
+	for i, d := range ds.ordered {
 		if !d.done() {
-			d.open = true
+			d.open = !t.gateClosed(i, d.name)
 			return 0
 		}
 		if held, left := ds.holds(t, d, now); held {
@@ -185,7 +199,7 @@ func (ds *domains) workAfter(d *domain) bool {
 func (ds *domains) counts(t *Topology, now time.Time) []DomainCounts {
 	out := make([]DomainCounts, 0, len(ds.ordered))
 	turnTaken := false
-	for _, d := range ds.ordered {
+	for i, d := range ds.ordered {
 		c := DomainCounts{Name: d.name, Desired: d.desired, UpToDate: d.upToDate, Unavailable: d.unavailable}
 		held := false
 		if d.done() && !turnTaken {
@@ -198,6 +212,9 @@ func (ds *domains) counts(t *Topology, now time.Time) []DomainCounts {
 			c.State = DomainDone
 		case turnTaken && d.old > 0:
 			c.State = DomainPending
+		case d.old > 0 && t.gateClosed(i, d.name):
+			// Its turn came, but its gates hold it back.
+			c.State, turnTaken = DomainPending, true
 		default:
 			c.State, turnTaken = DomainUpdating, turnTaken || t.Sequential
 		}

@@ -44,6 +44,14 @@ func judged(passedThrough string) Params {
 	return p
 }
 
+// gated is zoned1, Sequential, with gates before each domain after the
+// first that passed through domain passedThrough.
+func gated(passedThrough string) Params {
+	p := zoned1(true, 0)
+	p.Topology.GatedDomains, p.Topology.GatesPassedThrough = true, passedThrough
+	return p
+}
+
 func TestTopologyPlan(t *testing.T) {
 	percent := zoned1(false, 0)
 	percent.Topology = &Topology{MaxUnavailable: 50, Percent: true}
@@ -122,6 +130,29 @@ func TestTopologyPlan(t *testing.T) {
 			delete: []Deletion{replaced("old-a1", "a1")},
 		},
 		{
+			name:   "gated: the first domain needs no gate",
+			in:     twoZones(gated("")),
+			delete: []Deletion{replaced("old-a1", "a1")},
+		},
+		{
+			name: "gated: a done domain's next one waits for its gates, with no time to wait for",
+			in:   twoZones(gated(""), newPod("new-a1", "a1"), newPod("new-a2", "a2")),
+		},
+		{
+			name:   "gated: its gates passed, the next domain starts",
+			in:     twoZones(gated("b"), newPod("new-a1", "a1"), newPod("new-a2", "a2")),
+			delete: []Deletion{replaced("old-b1", "b1")},
+		},
+		{
+			name: "gated: the gates of one domain do not open the next",
+			in:   twoZones(gated("b"), newPod("new-a1", "a1"), newPod("new-a2", "a2"), newPod("new-b1", "b1"), newPod("new-b2", "b2")),
+		},
+		{
+			name:   "gated: parallel domains have no gates",
+			in:     twoZones(func() Params { p := gated(""); p.Topology.Sequential = false; return p }()),
+			delete: []Deletion{replaced("old-a1", "a1"), replaced("old-b1", "b1"), replaced("old-x1", "x1")},
+		},
+		{
 			// A failed canary's nodes go back to the template the rollout
 			// came from: no turn, no bake, only the budgets.
 			name: "sequential: a failed canary's pod in a later domain goes back at once, within its domain's budget",
@@ -186,6 +217,16 @@ func TestTopologyDomainCounts(t *testing.T) {
 		BakingSince: now.Add(-2 * time.Minute)}))
 	plan = Compute(twoZones(judged("a"), newPod("new-a1", "a1"), newPod("new-a2", "a2", readyFor(2*time.Minute))))
 	g.Expect(plan.Counts.Domains[0].State).To(gomega.Equal(DomainDone))
+	g.Expect(plan.Counts.Domains[1].State).To(gomega.Equal(DomainUpdating))
+	// Gated, the done domain is Done and the next one Pending until its
+	// gates passed.
+	plan = Compute(twoZones(gated(""), newPod("new-a1", "a1"), newPod("new-a2", "a2")))
+	g.Expect(plan.Counts.Domains).To(gomega.Equal([]DomainCounts{
+		{Name: "a", State: DomainDone, Desired: 2, UpToDate: 2},
+		{Name: "b", State: DomainPending, Desired: 2},
+		{Name: NoDomain, State: DomainPending, Desired: 1},
+	}))
+	plan = Compute(twoZones(gated("b"), newPod("new-a1", "a1"), newPod("new-a2", "a2")))
 	g.Expect(plan.Counts.Domains[1].State).To(gomega.Equal(DomainUpdating))
 	plan = Compute(twoZones(zoned1(false, 0)))
 	g.Expect(plan.Counts.Domains).To(gomega.HaveEach(gomega.HaveField("State", DomainUpdating)))
