@@ -2,6 +2,7 @@ package canary
 
 import (
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -114,47 +115,61 @@ func gatesAt(in Input, st *v1alpha1.CanaryStatus, t v1alpha1.CanaryWebhookType, 
 			kept = append(kept, g)
 		}
 	}
-	st.Gates = kept
+	at := ""
+	if step > 0 {
+		at = fmt.Sprintf(" before step %d", step)
+	}
+	var hold gateHold
+	st.Gates, hold = holdGates(kept, webhooksOf(in.Strategy, t), step, at, in.Answers, in.Now)
+	return hold
+}
+
+// holdGates holds at the gates webhooks (of one type) before step, their
+// records in gates, until each has answered 2xx: it records the answers,
+// starts the wait of a gate met for the first time, and returns the
+// records with the hold; at says where the gates stand, for the message.
+func holdGates(gates []v1alpha1.CanaryGateStatus, webhooks []*v1alpha1.CanaryWebhook, step int32, at string,
+	answers map[GatePoint]GateAnswer, now time.Time,
+) ([]v1alpha1.CanaryGateStatus, gateHold) {
 	hold := gateHold{open: true}
-	for _, w := range webhooksOf(in.Strategy, t) {
-		p := GatePoint{w.Name, t, step}
-		g := gateRecord(st, p)
-		if g == nil {
-			st.Gates = append(st.Gates, v1alpha1.CanaryGateStatus{Name: p.Name, Type: p.Type, Step: p.Step, Since: metav1.Time{Time: in.Now}})
-			g = &st.Gates[len(st.Gates)-1]
+	for _, w := range webhooks {
+		p := GatePoint{w.Name, w.Type, step}
+		i := slices.IndexFunc(gates, func(g v1alpha1.CanaryGateStatus) bool {
+			return g.Name == p.Name && g.Type == p.Type && g.Step == p.Step
+		})
+		if i < 0 {
+			gates = append(gates, v1alpha1.CanaryGateStatus{Name: p.Name, Type: p.Type, Step: p.Step, Since: metav1.Time{Time: now}})
+			i = len(gates) - 1
 		}
+		g := &gates[i]
 		if g.PassedAt != nil {
 			continue
 		}
-		switch answer, ok := in.Answers[p]; {
+		switch answer, ok := answers[p]; {
 		case ok && answer.Passed:
-			g.PassedAt, g.LastAnswer = &metav1.Time{Time: in.Now}, ""
+			g.PassedAt, g.LastAnswer = &metav1.Time{Time: now}, ""
 			continue
 		case ok:
 			g.LastAnswer = truncate(answer.Answer, maxGateAnswer)
 		}
 		interval := GateInterval(w)
-		left := g.Since.Add(GateTimeout(w)).Sub(in.Now)
+		left := g.Since.Add(GateTimeout(w)).Sub(now)
 		if hold.open {
-			hold.message = waitingMessage(g)
+			hold.message = waitingMessage(g, at)
 		}
 		hold.open = false
 		hold.asks = append(hold.asks, GateAsk{Point: p, Webhook: w, Interval: interval})
 		hold.wait = soonest(hold.wait, min(interval, max(left, time.Second)))
 	}
-	return hold
+	return gates, hold
 }
 
 // maxGateAnswer bounds the answer a gate's record keeps.
 const maxGateAnswer = 256
 
-// waitingMessage says which gate the canary waits at, since when, and
-// what its receiver answered last.
-func waitingMessage(g *v1alpha1.CanaryGateStatus) string {
-	at := ""
-	if g.Step > 0 {
-		at = fmt.Sprintf(" before step %d", g.Step)
-	}
+// waitingMessage says which gate waits, where (at), since when, and what
+// its receiver answered last.
+func waitingMessage(g *v1alpha1.CanaryGateStatus, at string) string {
 	msg := fmt.Sprintf("waiting for gate %s (%s)%s since %s", g.Name, g.Type, at, g.Since.UTC().Format(time.RFC3339))
 	if g.LastAnswer != "" {
 		msg += "; last answer: " + g.LastAnswer
@@ -180,7 +195,7 @@ func gateVerdict(in Input, st *v1alpha1.CanaryStatus) Verdict {
 		}
 		kept = append(kept, g)
 		g := &kept[len(kept)-1]
-		if g.PassedAt != nil || in.Now.Before(g.Since.Add(GateTimeout(w))) {
+		if !timedOut(g, w, in.Now) {
 			continue
 		}
 		v := Verdict{Action: Fail, Reason: v1alpha1.ReasonGateTimedOut}
@@ -191,16 +206,29 @@ func gateVerdict(in Input, st *v1alpha1.CanaryStatus) Verdict {
 			}
 			v.Action = Pause
 		}
-		v.Message = fmt.Sprintf("gate %s (%s) got no 2xx answer within its timeout of %s", g.Name, g.Type, GateTimeout(w))
-		if g.LastAnswer != "" {
-			v.Message += "; last answer: " + g.LastAnswer
-		}
+		v.Message = timedOutMessage(g, w, "")
 		if v.Action > verdict.Action {
 			verdict = v
 		}
 	}
 	st.Gates = kept
 	return verdict
+}
+
+// timedOut reports whether the gate g of webhook w waits past its timeout
+// at now.
+func timedOut(g *v1alpha1.CanaryGateStatus, w *v1alpha1.CanaryWebhook, now time.Time) bool {
+	return g.PassedAt == nil && !now.Before(g.Since.Add(GateTimeout(w)))
+}
+
+// timedOutMessage says that the gate g of webhook w, standing at at, timed
+// out, and what its receiver answered last.
+func timedOutMessage(g *v1alpha1.CanaryGateStatus, w *v1alpha1.CanaryWebhook, at string) string {
+	msg := fmt.Sprintf("gate %s (%s)%s got no 2xx answer within its timeout of %s", g.Name, g.Type, at, GateTimeout(w))
+	if g.LastAnswer != "" {
+		msg += "; last answer: " + g.LastAnswer
+	}
+	return msg
 }
 
 // holdAtGates records a canary held at gate hold in st and res.
