@@ -28,10 +28,7 @@ func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha
 	st := &eds.Status
 	spec := bake.AnalysisOf(eds)
 	active := byName(sets, st.ActiveReplicaSet)
-	var domains []v1alpha1.DomainStatus
-	if active != nil && active.Status.Status == v1alpha1.ReplicaSetActive && active.Status.ObservedGeneration == active.Generation {
-		domains = active.Status.Domains
-	}
+	domains := rolloutDomains(active)
 	in := bake.Input{Analysis: spec, ReplicaSet: st.ActiveReplicaSet, Domains: domains, Status: st.Bake,
 		LastHandledRetry: st.LastHandledRetry, Now: now}
 	if st.Canary == nil {

@@ -246,6 +246,8 @@ func (r *ExtendedDaemonSetReconciler) reconcile(ctx context.Context, eds *v1alph
 	}
 	measured, untilBake := r.stepBake(ctx, eds, sets, now)
 	obs.bakeMeasured, requeue = measured, outcome.Soonest(requeue, untilBake)
+	obs.domainGate = r.stepDomainGates(eds, sets, now)
+	requeue = outcome.Soonest(requeue, obs.domainGate.RequeueAfter)
 	if eds.Spec.WorkloadRef != nil && (eds.Status.Canary != nil || bakeJudging(eds)) {
 		// The canary's verdict and a bake's measure the DaemonSet's pods,
 		// which no watch of ours sees restart.

@@ -29,6 +29,8 @@ type edsObservation struct {
 	// bakeMeasured are the measurements a bake's analysis took, exported
 	// once the status is written.
 	bakeMeasured map[string]v1alpha1.Measurement
+	// domainGate is where the gates before the domains stand.
+	domainGate canary.DomainGateDecision
 	// pruneErr is why old replica sets could not be deleted; retried, and
 	// not part of the status.
 	pruneErr error
@@ -55,6 +57,10 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 	p := extendedDaemonSetProgress(eds, obs, err)
 	p.Apply(eds)
 	st.State, st.Reason = stateOf(p), p.Reason
+	if st.State == v1alpha1.StateCanary && st.Canary == nil {
+		// Without a canary, a gate holds the rolling update.
+		st.State = v1alpha1.StateRollingUpdate
+	}
 	if err := obs.malformedOverrides; err != nil {
 		conditions.Set(eds, &metav1.Condition{Type: v1alpha1.ResourceOverridesCondition, Status: metav1.ConditionFalse,
 			Reason: v1alpha1.ReasonMalformedNodeAnnotation, Message: analysis.Truncate(err.Error(), outcome.MaxConditionMessage)})
@@ -71,7 +77,9 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 //  3. a canary, running, paused or failed, speaks for it; a canary that
 //     found no nodes past the progress deadline stalls it;
 //  4. a bake whose analysis failed stalls it (DomainBakeFailed);
-//  5. otherwise the active replica set's conditions, once its status
+//  5. the gates before a domain hold it (WaitingForGate), pause it or,
+//     timed out, stall it (GateTimedOut);
+//  6. otherwise the active replica set's conditions, once its status
 //     describes it as the active one, with the time left of a domain that
 //     bakes.
 func extendedDaemonSetProgress(eds *v1alpha1.ExtendedDaemonSet, obs edsObservation, err error) outcome.Progress {
@@ -93,6 +101,10 @@ func extendedDaemonSetProgress(eds *v1alpha1.ExtendedDaemonSet, obs edsObservati
 	case bake.Failed(st.Bake) && st.Bake.ReplicaSet == st.ActiveReplicaSet:
 		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonDomainBakeFailed,
 			Message: analysis.Truncate(bake.FailedMessage(st.Bake), outcome.MaxConditionMessage)}
+	}
+	if p, ok := domainGateProgress(eds, obs.domainGate); ok {
+		p.Message = analysis.Truncate(p.Message, outcome.MaxConditionMessage)
+		return p
 	}
 	return withBakeMessage(eds, activeProgress(byName(obs.sets, st.ActiveReplicaSet), obs.current), obs.now)
 }

@@ -58,6 +58,9 @@ func (r *ExtendedDaemonSetReconciler) sendWebhooks(before, after *v1alpha1.Exten
 		facts.Canary = note.canary
 		r.askGates(key, facts, note, obs.now)
 	}
+	if len(obs.domainGate.Asks) > 0 {
+		r.askDomainGates(key, facts, obs.domainGate, obs.now)
+	}
 	for _, t := range toldTransitions(before, after, note) {
 		for i := range strategy.Webhooks {
 			w := &strategy.Webhooks[i]

@@ -134,6 +134,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	obs.deadline = eds.Spec.ProgressDeadline()
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
+		gateDomains(obs.input.Params.Topology, eds, ers.Name)
 	}
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		// The canary replaces the pods of its nodes under the same budget

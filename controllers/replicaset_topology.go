@@ -9,6 +9,7 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/bake"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -62,6 +63,16 @@ func judgeBakes(t *rollout.Topology, eds *v1alpha1.ExtendedDaemonSet, ers string
 		return
 	}
 	t.JudgedBakes, t.PassedThrough = true, bake.PassedThrough(eds.Status.Bake, ers)
+}
+
+// gateDomains makes the planner of the active replica set ers hold each
+// domain after the first, with confirm-step webhooks, until its gates
+// passed as recorded in eds's status.
+func gateDomains(t *rollout.Topology, eds *v1alpha1.ExtendedDaemonSet, ers string) {
+	if t == nil || !t.Sequential || !canary.DomainGated(eds) {
+		return
+	}
+	t.GatedDomains, t.GatesPassedThrough = true, canary.DomainGatePassedThrough(eds.Status.DomainGate, ers)
 }
 
 // domainStatuses states the planner's domains for the replica set's

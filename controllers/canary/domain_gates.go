@@ -73,11 +73,13 @@ func DomainGates(in DomainGateInput) DomainGateDecision {
 	if next == "" || domainGatePassed(st, next) {
 		return d
 	}
+	answers := in.Answers
 	if st == nil {
 		st = &v1alpha1.DomainGateStatus{ReplicaSet: in.ReplicaSet}
 	}
 	if st.Domain != next {
-		st.Domain, st.Gates = next, nil
+		// The answers read are the gates' before the domain recorded.
+		st.Domain, st.Gates, answers = next, nil, nil
 	}
 	d.Status, d.Domain = st, next
 	at := " before domain " + next
@@ -88,7 +90,7 @@ func DomainGates(in DomainGateInput) DomainGateDecision {
 		return d
 	}
 	var hold gateHold
-	st.Gates, hold = holdGates(st.Gates, webhooks, 0, at, in.Answers, in.Now)
+	st.Gates, hold = holdGates(st.Gates, webhooks, 0, at, answers, in.Now)
 	if hold.open {
 		st.PassedThrough = next
 		return d

@@ -99,6 +99,9 @@ type Facts struct {
 	Old, New         *corev1.PodSpec
 	ReplicaSet       string
 	TemplateRevision string
+	// Domain is the domain a gate stands before, empty for the domain
+	// that bakes, if any.
+	Domain string
 }
 
 // NewPayload is the payload of transition t, told to webhook w.
@@ -117,6 +120,9 @@ func NewPayload(f Facts, w *v1alpha1.CanaryWebhook, t Transition) Payload {
 	}
 	if b := eds.Status.Bake; b != nil && b.ReplicaSet == eds.Status.ActiveReplicaSet {
 		p.Domain = b.Domain
+	}
+	if f.Domain != "" {
+		p.Domain = f.Domain
 	}
 	instance := ""
 	if c := f.Canary; c != nil {

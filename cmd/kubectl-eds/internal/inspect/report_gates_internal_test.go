@@ -32,3 +32,28 @@ func TestReportShowsTheGates(t *testing.T) {
 	g.Expect(out.String()).To(gomega.MatchRegexp(`ticket\s+confirm-start\s+-\s+passed after 2m\s+<none>\n`))
 	g.Expect(out.String()).To(gomega.MatchRegexp(`window\s+confirm-step\s+2\s+waiting for 10m\s+answered 503\n`))
 }
+
+// Without a canary, the gates before the domain the rolling update stands
+// at show which one waits, since when and its last answer.
+func TestReportShowsTheGatesBeforeADomain(t *testing.T) {
+	g := gomega.NewWithT(t)
+	now := time.Date(2026, 1, 1, 1, 0, 0, 0, time.UTC)
+	eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "ns"}}
+	eds.Status.ActiveReplicaSet = "agent-b"
+	eds.Status.DomainGate = &v1alpha1.DomainGateStatus{ReplicaSet: "agent-b", Domain: "zone-b", PassedThrough: "zone-a",
+		Gates: []v1alpha1.CanaryGateStatus{
+			{Name: "window", Type: v1alpha1.WebhookConfirmStep, Since: metav1.NewTime(now.Add(-10 * time.Minute)), LastAnswer: "answered 503"},
+		}}
+	s := &snapshot{eds: eds, now: now}
+
+	var out bytes.Buffer
+	g.Expect(writeReport(&out, s, false)).To(gomega.Succeed())
+	g.Expect(out.String()).To(gomega.ContainSubstring("Gates before domain zone-b:\n"))
+	g.Expect(out.String()).To(gomega.MatchRegexp(`window\s+confirm-step\s+waiting for 10m\s+answered 503\n`))
+
+	// Another replica set's record says nothing of this rollout.
+	eds.Status.ActiveReplicaSet = "agent-c"
+	out.Reset()
+	g.Expect(writeReport(&out, s, false)).To(gomega.Succeed())
+	g.Expect(out.String()).NotTo(gomega.ContainSubstring("Gates"))
+}
