@@ -143,6 +143,8 @@ func (c *Cluster) edsPass() {
 	}
 	if c.specErr == nil {
 		c.stepBake()
+		// stepDomainGates: the model's canaries have no webhooks, so no
+		// gate stands before a domain and status.domainGate stays empty.
 		if c.eds.Spec.WorkloadRef != nil && (st.Canary != nil || bakeJudging(c.eds)) {
 			// The canary's verdict and a bake's measure the DaemonSet's
 			// pods, which no watch of ours sees restart.
@@ -273,10 +275,7 @@ func (c *Cluster) stepBake() {
 	st := &eds.Status
 	spec := bake.AnalysisOf(eds)
 	active := c.sets[st.ActiveReplicaSet]
-	var domains []v1alpha1.DomainStatus
-	if active != nil && active.Status.Status == v1alpha1.ReplicaSetActive && active.Status.ObservedGeneration == active.Generation {
-		domains = active.Status.Domains
-	}
+	domains := rolloutDomains(active)
 	in := bake.Input{Analysis: spec, ReplicaSet: st.ActiveReplicaSet, Domains: domains, Status: st.Bake,
 		LastHandledRetry: st.LastHandledRetry, Now: c.now}
 	if st.Canary == nil {
@@ -300,6 +299,14 @@ func (c *Cluster) stepBake() {
 	}
 	_, untilMessage := bake.Message(st.Domains, st.Bake, bakeTimeOf(eds), c.now)
 	c.requeue(untilMessage)
+}
+
+// rolloutDomains mirrors the function of the same name.
+func rolloutDomains(active *v1alpha1.ExtendedDaemonSetReplicaSet) []v1alpha1.DomainStatus {
+	if active == nil || active.Status.Status != v1alpha1.ReplicaSetActive || active.Status.ObservedGeneration != active.Generation {
+		return nil
+	}
+	return active.Status.Domains
 }
 
 func bakeTimeOf(eds *v1alpha1.ExtendedDaemonSet) time.Duration {
@@ -414,6 +421,7 @@ func (c *Cluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) *observatio
 	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	if obs.role == v1alpha1.ReplicaSetActive {
 		judgeBakes(obs.input.Params.Topology, eds, ers.Name)
+		// gateDomains: without webhooks, no gate holds a domain.
 	}
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		obs.input.Params.Paused = false

@@ -526,6 +526,8 @@ func (c *Cluster) ended() string {
 		st.Bake.Analysis.Phase == v1alpha1.AnalysisFailed {
 		return "Stalled: bake failed"
 	}
+	// extendedDaemonSetProgress: the gates before a domain hold nothing
+	// here, the model's canaries having no webhooks.
 	p := c.progress[st.ActiveReplicaSet]
 	switch {
 	case p.phase == phaseStalled:
