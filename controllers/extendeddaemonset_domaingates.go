@@ -89,3 +89,25 @@ func domainGateProgress(eds *v1alpha1.ExtendedDaemonSet, d canary.DomainGateDeci
 	}
 	return outcome.Progress{}, false
 }
+
+// observeDomainGateWaits observes how long each gate before a domain
+// waited, in the pass it passed or timed out.
+func observeDomainGateWaits(eds types.NamespacedName, before, after *v1alpha1.ExtendedDaemonSet, strategy *v1alpha1.CanaryStrategy, now time.Time) {
+	read, decided := before.Status.DomainGate, after.Status.DomainGate
+	if read == nil || decided == nil || read.ReplicaSet != decided.ReplicaSet || read.Domain != decided.Domain {
+		return
+	}
+	timedOut := after.Status.Canary == nil && after.Status.Reason == v1alpha1.ReasonGateTimedOut && before.Status.Reason != v1alpha1.ReasonGateTimedOut
+	for _, g := range decided.Gates {
+		was := gateOf(read.Gates, g)
+		switch {
+		case was == nil:
+		case g.PassedAt != nil && was.PassedAt == nil:
+			notify.ObserveGateWait(eds, g.Type, g.PassedAt.Sub(g.Since.Time))
+		case g.PassedAt == nil && timedOut:
+			if w := webhookNamed(strategy, g.Name); w != nil && !now.Before(g.Since.Add(canary.GateTimeout(w))) {
+				notify.ObserveGateWait(eds, g.Type, now.Sub(g.Since.Time))
+			}
+		}
+	}
+}

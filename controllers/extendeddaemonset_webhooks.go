@@ -43,6 +43,7 @@ func (r *ExtendedDaemonSetReconciler) sendWebhooks(before, after *v1alpha1.Exten
 	if note != nil && note.canary != nil {
 		observeGateWaits(client.ObjectKeyFromObject(after), before.Status.Canary, note.canary, strategy, obs.now)
 	}
+	observeDomainGateWaits(client.ObjectKeyFromObject(after), before, after, strategy, obs.now)
 	if r.Webhooks == nil {
 		return
 	}
@@ -119,7 +120,7 @@ func observeGateWaits(eds types.NamespacedName, read, decided *v1alpha1.CanarySt
 		return
 	}
 	for _, g := range decided.Gates {
-		was := gateOf(read, g)
+		was := gateOf(read.Gates, g)
 		switch {
 		case was == nil:
 		case g.PassedAt != nil && was.PassedAt == nil:
@@ -141,10 +142,10 @@ func webhookNamed(strategy *v1alpha1.CanaryStrategy, name string) *v1alpha1.Cana
 	return nil
 }
 
-// gateOf is st's record of the gate g records, nil when none.
-func gateOf(st *v1alpha1.CanaryStatus, g v1alpha1.CanaryGateStatus) *v1alpha1.CanaryGateStatus {
-	for i := range st.Gates {
-		if o := &st.Gates[i]; o.Name == g.Name && o.Type == g.Type && o.Step == g.Step {
+// gateOf is the record among gates of the gate g records, nil when none.
+func gateOf(gates []v1alpha1.CanaryGateStatus, g v1alpha1.CanaryGateStatus) *v1alpha1.CanaryGateStatus {
+	for i := range gates {
+		if o := &gates[i]; o.Name == g.Name && o.Type == g.Type && o.Step == g.Step {
 			return o
 		}
 	}
