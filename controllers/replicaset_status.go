@@ -82,6 +82,11 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) outcom
 		// pods: no progress deadline runs.
 		return outcome.Progress{Reason: v1alpha1.ReasonDomainBaking,
 			Message: fmt.Sprintf("rolling update: domain %s bakes before the next one starts", baking(c.Domains))}
+	case old > 0 && rollout.WaitingAtGates(c.Domains) != "":
+		// The next domain waits for its gates, which the ExtendedDaemonSet
+		// asks, not for pods: no progress deadline runs.
+		return outcome.Progress{Reason: v1alpha1.ReasonWaitingForGate,
+			Message: fmt.Sprintf("rolling update: domain %s waits for its gates", rollout.WaitingAtGates(c.Domains))}
 	case old > 0:
 		return outcome.Progress{Reason: v1alpha1.ReasonRollingUpdate, Message: "rolling update: replacing old pods within maxUnavailable and maxSurge"}
 	default:

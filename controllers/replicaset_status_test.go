@@ -43,6 +43,8 @@ func TestReplicaSetProgress(t *testing.T) {
 		{"no role", &observation{role: v1alpha1.ReplicaSetUnknown}, rollout.Counts{Current: 3}, nil, outcome.Idle, v1alpha1.ReasonInactive},
 		{"a domain bakes", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1,
 			Domains: []rollout.DomainCounts{{Name: "a", State: rollout.DomainBaking}, {Name: "b", State: rollout.DomainPending}}}, nil, outcome.Progressing, v1alpha1.ReasonDomainBaking},
+		{"a domain waits for its gates", active(nil), rollout.Counts{Desired: 2, Current: 1, UpToDate: 1, Old: 1,
+			Domains: []rollout.DomainCounts{{Name: "a", State: rollout.DomainDone}, {Name: "b", State: rollout.DomainPending}}}, nil, outcome.Progressing, v1alpha1.ReasonWaitingForGate},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := replicaSetProgress(tc.obs, tc.counts, tc.actErr)
@@ -66,6 +68,8 @@ func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
 	oldGone := rollout.Plan{Counts: rollout.Counts{Desired: 1}}
 	baking := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1, Domains: []rollout.DomainCounts{
 		{Name: "a", State: rollout.DomainBaking, BakingSince: now.Add(-time.Hour)}, {Name: "b", State: rollout.DomainPending, Desired: 1}}}}
+	gated := rollout.Plan{Counts: rollout.Counts{Desired: 1, Old: 1, Domains: []rollout.DomainCounts{
+		{Name: "a", State: rollout.DomainDone}, {Name: "b", State: rollout.DomainPending, Desired: 1}}}}
 	for _, tc := range []struct {
 		name          string
 		plan          rollout.Plan
@@ -81,6 +85,7 @@ func TestSetReplicaSetStatusProgressDeadline(t *testing.T) {
 		{"paused by a person", stuck, 2 * time.Minute, true, true, false, 0},
 		{"resumed after a pause longer than the deadline", stuck, 2 * time.Minute, false, false, false, 61 * time.Second},
 		{"a domain baking longer than the deadline", baking, 2 * time.Minute, false, true, false, 0},
+		{"a domain waiting for its gates longer than the deadline", gated, 2 * time.Minute, false, true, false, 0},
 		{"the next domain after a bake longer than the deadline", stuck, 2 * time.Minute, false, false, false, 61 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,6 +75,22 @@ type DomainCounts struct {
 	BakingSince time.Time
 }
 
+// WaitingAtGates is the domain whose gates hold it back, empty when none
+// does: the first domain not done, when it is Pending, since only its
+// gates keep the first unfinished domain from its turn.
+func WaitingAtGates(domains []DomainCounts) string {
+	for _, d := range domains {
+		if d.State == DomainDone {
+			continue
+		}
+		if d.State == DomainPending {
+			return d.Name
+		}
+		return ""
+	}
+	return ""
+}
+
 // CompareDomains orders domains as a Sequential rollout takes them: by
 // name, NoDomain last.
 func CompareDomains(a, b string) int {

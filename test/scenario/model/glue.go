@@ -917,6 +917,8 @@ func replicaSetProgress(obs *observation, cnt rollout.Counts) progress {
 		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonRollingUpdatePaused}
 	case old > 0 && baking(cnt.Domains) != "":
 		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonDomainBaking}
+	case old > 0 && rollout.WaitingAtGates(cnt.Domains) != "":
+		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonWaitingForGate}
 	case old > 0:
 		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonRollingUpdate}
 	default:

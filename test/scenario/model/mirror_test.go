@@ -40,7 +40,7 @@ var mirrored = map[string]string{
 	"fitting":                                       "7dc4b5533b994105",
 	"setReplicaSetStatus":                           "f74bf6db97e15e50",
 	"progressed":                                    "5272d8cb3293f0d6",
-	"replicaSetProgress":                            "007aaf6d3725dd53",
+	"replicaSetProgress":                            "48fde24c2439f335",
 	"keptPods":                                      "84ee70bf0e2ca769",
 	"baking":                                        "396eeb31c20fec29",
 	"Progress.WaitsForProgress":                     "bdec7a835100f487",
