@@ -15,7 +15,9 @@ type CanaryWebhookType string
 const (
 	// WebhookConfirmStart is asked before the canary's pods are created.
 	WebhookConfirmStart CanaryWebhookType = "confirm-start"
-	// WebhookConfirmStep is asked before each step after the first.
+	// WebhookConfirmStep is asked before each step after the first and,
+	// once promoted, before each domain after the first of a Sequential
+	// topology.
 	WebhookConfirmStep CanaryWebhookType = "confirm-step"
 	// WebhookConfirmPromotion is asked once the canary's duration and
 	// analysis passed, before it is promoted.
@@ -69,7 +71,8 @@ type CanaryWebhook struct {
 
 	// Type is when the webhook is called: confirm-start (before the
 	// canary's pods are created), confirm-step (before each step after the
-	// first), confirm-promotion (before promotion, once the duration and
+	// first and, once promoted, before each domain after the first of a
+	// Sequential topology), confirm-promotion (before promotion, once the duration and
 	// the analysis passed), event (every transition: canary started, step
 	// started, paused, promoted, failed, rolled out) or rollback (the canary
 	// failed and its nodes go back).
