@@ -46,7 +46,9 @@ until it is unpaused, validated or failed.`,
 		short: "Let a paused canary go on",
 		long: `Let a paused canary go on: lift a pause asked for with
 ` + "`kubectl eds canary pause`" + `, or let a canary that autoPause stopped go on
-despite it (a person has looked and accepts it).`,
+despite it (a person has looked and accepts it). Without a canary, pass
+the gates before a domain of the rolling update that paused it when their
+timeout ran out (onTimeout: Pause).`,
 		decide: unpauseCanary,
 	},
 	{

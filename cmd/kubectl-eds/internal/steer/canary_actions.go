@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/pkg/runtime/conditions"
+
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
@@ -49,6 +51,15 @@ func pauseCanary(t *target) (change, error) {
 func unpauseCanary(t *target) (change, error) {
 	c, err := liveCanary(t, "unpause")
 	if err != nil {
+		if d := pausedDomainGate(t.eds); d != nil && t.eds.Status.ObservedGeneration == t.eds.Generation {
+			// A gate before a domain paused the rolling update: the value
+			// names the replica set and the domain, so that it passes no
+			// other gate.
+			return change{
+				annotations: map[string]*string{v1alpha1.CanaryUnpausedAnnotation: ptr(canary.DomainSteering(d.ReplicaSet, d.Domain))},
+				message:     fmt.Sprintf("gates before domain %s of %s passed: the rolling update goes on", d.Domain, t),
+			}, nil
+		}
 		if pausedByAnnotation(t) && t.eds.Status.Canary == nil {
 			// The annotation would pause the next canary: lifting it is
 			// what unpausing means without one.
@@ -132,6 +143,18 @@ func retryCanary(t *target) (change, error) {
 		set[v1alpha1.CanaryFailedAnnotation] = nil
 	}
 	return change{annotations: set, message: fmt.Sprintf("canary %s of %s retried: the controller starts it again", c.ReplicaSet, t)}, nil
+}
+
+// pausedDomainGate is the record of the gates before a domain of eds's
+// rolling update when one of them paused it (reason GateTimedOut, not
+// stalled), nil otherwise.
+func pausedDomainGate(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.DomainGateStatus {
+	st := &eds.Status
+	d := st.DomainGate
+	if st.Canary != nil || d == nil || d.ReplicaSet != st.ActiveReplicaSet || st.Reason != v1alpha1.ReasonGateTimedOut || conditions.IsStalled(eds) {
+		return nil
+	}
+	return d
 }
 
 func pausedByAnnotation(t *target) bool {
