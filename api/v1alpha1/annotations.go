@@ -33,7 +33,8 @@ const (
 	// CanaryPausedAnnotation pauses the canary while it is "true".
 	CanaryPausedAnnotation = "extendeddaemonset.io/canary-paused"
 	// CanaryUnpausedAnnotation lets the canary its value names go on
-	// despite autoPause.
+	// despite autoPause, or, "<replicaSet>@<domain>", passes the paused
+	// gates before that domain.
 	CanaryUnpausedAnnotation = "extendeddaemonset.io/canary-unpaused"
 	// CanarySkipStepAnnotation moves a canary with steps on from a step,
 	// even before that step's duration passed or while it waits for a

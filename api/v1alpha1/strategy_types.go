@@ -283,8 +283,10 @@ type CanaryStrategy struct {
 	Validate string `json:"validate,omitempty"`
 
 	// Unpause lets the canary this value names (as for validate) go on
-	// despite autoPause (a person has looked and accepts it). Declarative
-	// twin of the extendeddaemonset.io/canary-unpaused annotation.
+	// despite autoPause (a person has looked and accepts it); written
+	// "<replicaSet>@<domain>", it passes the gates before that domain of
+	// the replica set's rolling update that paused it. Declarative twin of
+	// the extendeddaemonset.io/canary-unpaused annotation.
 	// +optional
 	Unpause string `json:"unpause,omitempty"`
 
