@@ -75,7 +75,8 @@ func (r *ExtendedDaemonSetReconciler) askDomainGates(key types.NamespacedName, f
 
 // domainGateProgress is where a rollout held at the gates before a domain
 // stands, ok when one is: stalled once a gate with onTimeout Fail timed
-// out, held (reason GateTimedOut) by one with Pause, else waiting.
+// out (GateTimedOut), paused by one with Pause (CanaryPaused, as a canary
+// a gate paused: it waits for a person), else waiting (WaitingForGate).
 func domainGateProgress(eds *v1alpha1.ExtendedDaemonSet, d canary.DomainGateDecision) (outcome.Progress, bool) {
 	rs := "rolling update of " + eds.Status.ActiveReplicaSet + " "
 	switch {
@@ -83,7 +84,8 @@ func domainGateProgress(eds *v1alpha1.ExtendedDaemonSet, d canary.DomainGateDeci
 		return outcome.Progress{Phase: outcome.Stalled, Reason: v1alpha1.ReasonGateTimedOut, Message: rs + "stopped: " + d.Verdict.Message +
 			"; no further domain starts and nothing is rolled back until the template changes"}, true
 	case d.Verdict.Action == canary.Pause:
-		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonGateTimedOut, Message: rs + "paused: " + d.Verdict.Message}, true
+		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused,
+			Message: rs + "paused: " + d.Verdict.Reason + ": " + d.Verdict.Message}, true
 	case d.Message != "":
 		return outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonWaitingForGate, Message: rs + d.Message}, true
 	}

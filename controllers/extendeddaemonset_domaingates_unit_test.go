@@ -43,7 +43,8 @@ func TestDomainGatesAreAskedWithTheirDomain(t *testing.T) {
 }
 
 // A rollout held at the gates before a domain waits (Reconciling,
-// WaitingForGate), is paused or, past a timeout that fails, stalls.
+// WaitingForGate), is paused (Reconciling, CanaryPaused, which Argo CD
+// reads as Suspended) or, past a timeout that fails, stalls.
 func TestDomainGateProgress(t *testing.T) {
 	eds := hooked()
 	eds.Status.ActiveReplicaSet = "agent-b"
@@ -68,8 +69,9 @@ func TestDomainGateProgress(t *testing.T) {
 		},
 		{
 			name: "timed out, Pause", ok: true,
-			d:    canary.DomainGateDecision{Verdict: canary.Verdict{Action: canary.Pause, Reason: v1alpha1.ReasonGateTimedOut, Message: "gate window timed out"}},
-			want: outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonGateTimedOut, Message: "rolling update of agent-b paused: gate window timed out"},
+			d: canary.DomainGateDecision{Verdict: canary.Verdict{Action: canary.Pause, Reason: v1alpha1.ReasonGateTimedOut, Message: "gate window timed out"}},
+			want: outcome.Progress{Phase: outcome.Progressing, Reason: v1alpha1.ReasonCanaryPaused,
+				Message: "rolling update of agent-b paused: GateTimedOut: gate window timed out"},
 		},
 	}
 	for _, c := range cases {

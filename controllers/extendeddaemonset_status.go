@@ -57,8 +57,8 @@ func setExtendedDaemonSetStatus(eds *v1alpha1.ExtendedDaemonSet, obs edsObservat
 	p := extendedDaemonSetProgress(eds, obs, err)
 	p.Apply(eds)
 	st.State, st.Reason = stateOf(p), p.Reason
-	if st.State == v1alpha1.StateCanary && st.Canary == nil {
-		// Without a canary, a gate holds the rolling update.
+	if st.Canary == nil && (st.State == v1alpha1.StateCanary || st.State == v1alpha1.StateCanaryPaused) {
+		// Without a canary, a gate holds or paused the rolling update.
 		st.State = v1alpha1.StateRollingUpdate
 	}
 	if err := obs.malformedOverrides; err != nil {

@@ -58,7 +58,7 @@ var mirrored = map[string]string{
 	"runningNodes":                                  "ae4439d025de8992",
 	"untilUnresponsive":                             "7b0d53cc90617000",
 	"extendedDaemonSetProgress":                     "285ff8ab32dbef7e",
-	"setExtendedDaemonSetStatus":                    "6856dccc89e9c734",
+	"setExtendedDaemonSetStatus":                    "f595db7824811287",
 	"ExtendedDaemonSetReconciler.reconcile":         "382a963ae887d21a",
 	"newReplicaSet":                                 "be08e6a08e8ee557",
 	"bakeJudging":                                   "69e84d25fd6f10c4",

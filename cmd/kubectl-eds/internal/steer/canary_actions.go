@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
-
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 )
@@ -146,12 +144,12 @@ func retryCanary(t *target) (change, error) {
 }
 
 // pausedDomainGate is the record of the gates before a domain of eds's
-// rolling update when one of them paused it (reason GateTimedOut, not
-// stalled), nil otherwise.
+// rolling update when one of them paused it (reason CanaryPaused without
+// a canary), nil otherwise.
 func pausedDomainGate(eds *v1alpha1.ExtendedDaemonSet) *v1alpha1.DomainGateStatus {
 	st := &eds.Status
 	d := st.DomainGate
-	if st.Canary != nil || d == nil || d.ReplicaSet != st.ActiveReplicaSet || st.Reason != v1alpha1.ReasonGateTimedOut || conditions.IsStalled(eds) {
+	if st.Canary != nil || d == nil || d.ReplicaSet != st.ActiveReplicaSet || st.Reason != v1alpha1.ReasonCanaryPaused {
 		return nil
 	}
 	return d

@@ -3,7 +3,6 @@ package steer
 import (
 	"testing"
 
-	"github.com/fluxcd/pkg/runtime/conditions"
 	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -19,7 +18,7 @@ func TestUnpausePassesAPausedDomainGate(t *testing.T) {
 	eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "ns", Generation: 2}}
 	eds.Status.ObservedGeneration = 2
 	eds.Status.ActiveReplicaSet = "agent-b"
-	eds.Status.Reason = v1alpha1.ReasonGateTimedOut
+	eds.Status.Reason = v1alpha1.ReasonCanaryPaused
 	eds.Status.DomainGate = &v1alpha1.DomainGateStatus{ReplicaSet: "agent-b", Domain: "zone-b"}
 	tgt := &target{key: types.NamespacedName{Namespace: "ns", Name: "agent"}, eds: eds}
 
@@ -28,11 +27,10 @@ func TestUnpausePassesAPausedDomainGate(t *testing.T) {
 	g.Expect(c.annotations).To(gomega.HaveKeyWithValue(v1alpha1.CanaryUnpausedAnnotation, gomega.HaveValue(gomega.Equal("agent-b@zone-b"))))
 	g.Expect(c.message).To(gomega.Equal("gates before domain zone-b of ExtendedDaemonSet ns/agent passed: the rolling update goes on"))
 
-	conditions.MarkStalled(eds, v1alpha1.ReasonGateTimedOut, "gate window timed out")
+	eds.Status.Reason = v1alpha1.ReasonGateTimedOut
 	_, err = unpauseCanary(tgt)
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("nothing to unpause")), "a gate that failed the rollout")
 
-	conditions.Delete(eds, v1alpha1.StalledCondition)
 	eds.Status.Reason = v1alpha1.ReasonWaitingForGate
 	_, err = unpauseCanary(tgt)
 	g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("nothing to unpause")), "a gate that only waits")
