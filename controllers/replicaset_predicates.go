@@ -34,8 +34,18 @@ func replicaSetInputsChanged() predicate.Funcs {
 			!reflect.DeepEqual(oldEDS.Annotations, newEDS.Annotations) ||
 			oldEDS.Status.ActiveReplicaSet != newEDS.Status.ActiveReplicaSet ||
 			!reflect.DeepEqual(canaryRole(oldEDS), canaryRole(newEDS)) ||
-			bakesPassed(oldEDS) != bakesPassed(newEDS)
+			bakesPassed(oldEDS) != bakesPassed(newEDS) ||
+			domainGatesPassed(oldEDS) != domainGatesPassed(newEDS)
 	})
+}
+
+// domainGatesPassed is what of the gates before domains the active
+// replica set's planner reads.
+func domainGatesPassed(eds *v1alpha1.ExtendedDaemonSet) string {
+	if d := eds.Status.DomainGate; d != nil {
+		return d.ReplicaSet + "/" + d.PassedThrough
+	}
+	return ""
 }
 
 // bakesPassed is what of the bakes' verdicts the active replica set's
