@@ -121,7 +121,8 @@ const (
 )
 
 // AnalysisMetric is one measurement judged against a threshold.
-// +kubebuilder:validation:XValidation:rule="[has(self.query), has(self.preset), has(self.web)].filter(x, x).size() == 1",message="exactly one of query, preset or web must be set"
+// +kubebuilder:validation:XValidation:rule="[has(self.query), has(self.preset), has(self.web), has(self.nodeHealth)].filter(x, x).size() == 1",message="exactly one of query, preset, web or nodeHealth must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.nodeHealth) || (!has(self.thresholdRange) && !has(self.baseline))",message="a nodeHealth metric has its own thresholds and baseline: thresholdRange and baseline do not apply"
 // +kubebuilder:validation:XValidation:rule="!has(self.web) || !has(self.baseline)",message="a web metric has no baseline: it is judged by thresholdRange alone"
 // +kubebuilder:validation:XValidation:rule="!has(self.web) || has(self.thresholdRange)",message="a web metric needs thresholdRange"
 // +kubebuilder:validation:XValidation:rule="!has(self.preset) || self.preset != 'errorRate' || has(self.errorRate)",message="preset errorRate needs errorRate.requestMetric and errorRate.errorSelector"
@@ -162,6 +163,13 @@ type AnalysisMetric struct {
 	// jsonPath in its JSON answer is judged by thresholdRange.
 	// +optional
 	Web *WebMetric `json:"web,omitempty"`
+
+	// NodeHealth judges what the new version does to its nodes rather
+	// than to its own pods, and needs no Prometheus: the nodes' conditions
+	// and the pods of other workloads on them, since the change, against
+	// same-zone nodes that did not change.
+	// +optional
+	NodeHealth *NodeHealthMetric `json:"nodeHealth,omitempty"`
 
 	// ThresholdRange is the range a successful measurement falls in. The
 	// restarts preset defaults to max 0.
@@ -334,4 +342,9 @@ type Measurement struct {
 	Message string `json:"message,omitempty"`
 	// Time is when the measurement was taken.
 	Time metav1.Time `json:"time"`
+	// Nodes is the evidence of a nodeHealth measurement: the nodes it
+	// found regressed, each with what went wrong there.
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	Nodes []NodeEvidence `json:"nodes,omitempty"`
 }

@@ -181,6 +181,13 @@ type ExtendedDaemonSetStatus struct {
 	// the rollout forever.
 	// +optional
 	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
+	// NodesInMaintenance is the number of nodes left alone because they
+	// are in maintenance: draining or drained, in maintenance, shutting
+	// down, being disrupted or deleted, or cordoned. They take no canary,
+	// are not judged, and their agent, left as it is, does not count
+	// against maxUnavailable or a domain's budget.
+	// +optional
+	NodesInMaintenance int32 `json:"nodesInMaintenance,omitempty"`
 }
 
 // CanaryStatus is the state of the current canary.

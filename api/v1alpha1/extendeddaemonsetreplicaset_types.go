@@ -80,6 +80,13 @@ type ExtendedDaemonSetReplicaSetStatus struct {
 	// controller's grace period.
 	// +optional
 	IgnoredUnresponsiveNodes int32 `json:"ignoredUnresponsiveNodes,omitempty"`
+	// NodesInMaintenance is the number of nodes left alone because they
+	// are in maintenance: draining or drained, in maintenance, shutting
+	// down, being disrupted or deleted, or cordoned. They take no canary,
+	// are not judged, and their agent, left as it is, does not count
+	// against maxUnavailable or a domain's budget.
+	// +optional
+	NodesInMaintenance int32 `json:"nodesInMaintenance,omitempty"`
 	// LastProgressTime is when the replica set last made progress (a node
 	// gaining an available pod of this replica set, or an old pod gone), or
 	// started waiting for its pods, moved on by the time its rollout was
