@@ -40,6 +40,9 @@ type Analyzer struct {
 	QuerierError error
 	// Web sends the requests of web metrics.
 	Web WebQuerier
+	// Nodes observes the nodes nodeHealth metrics judge; it is called at
+	// most once per Step, and only when such a metric is due.
+	Nodes NodeObserver
 	// Metrics, when set, exports every measurement for dashboards.
 	Metrics *Metrics
 	// StepTimeout bounds one Step; zero, or more than MaxStepDuration,
