@@ -71,7 +71,9 @@ package controllers
 // Pods are created and deleted, and patched by in-place updates (their
 // images, labels and owner, and the in-place readiness gate's condition in
 // their status); the pods of a DaemonSet being migrated from are listed
-// around the cache, and so is the DaemonSet read. DaemonSets are watched
+// around the cache, and so is the DaemonSet read, and so are the pods of
+// each node a nodeHealth metric judges or compares with (by
+// spec.nodeName, in every namespace). DaemonSets are watched
 // for those a workloadRef names; their pods and ControllerRevisions are
 // listed around the cache, and the DaemonSet itself is never written.
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;watch;create;delete;patch

@@ -36,19 +36,21 @@ func (r *ExtendedDaemonSetReconciler) analyze(ctx context.Context, eds *v1alpha1
 			CanaryPods: podNamesOf(in.Pods), StablePods: stablePods, CanaryNodes: in.Status.Nodes,
 		}, nil
 	}
-	return r.measure(ctx, eds.Namespace, in.Strategy.Analysis, in.Status.Analysis, target, readyAt, in.Now)
+	nodes := r.canaryNodeHealth(eds, in.Status)
+	return r.measure(ctx, eds.Namespace, in.Strategy.Analysis, in.Status.Analysis, target, nodes, readyAt, in.Now)
 }
 
 // measure takes the measurements of spec that are due, counting from
 // startedAt, and returns the analysis st so far, the measurements taken,
 // and the wait until the next measurement; target, observed only when a
-// measurement is due, names what is measured. A failure to reach
+// measurement is due, names what is measured, and nodes observes the nodes
+// its nodeHealth metrics judge. A failure to reach
 // Prometheus (a missing Secret, a bad CA) or to observe the target is a
 // measurement error like any other: beyond consecutiveErrorLimit the
 // analysis is in Error, and its status says why. The canary's analysis and
 // the bakes' share it.
 func (r *ExtendedDaemonSetReconciler) measure(ctx context.Context, namespace string, spec *v1alpha1.CanaryAnalysis, st *v1alpha1.AnalysisStatus,
-	target func() (analysis.Target, error), startedAt, now time.Time,
+	target func() (analysis.Target, error), nodes analysis.NodeObserver, startedAt, now time.Time,
 ) (*v1alpha1.AnalysisStatus, map[string]v1alpha1.Measurement, time.Duration) {
 	due, next := analysis.Due(spec, st, startedAt, now)
 	if len(due) == 0 {
@@ -67,7 +69,7 @@ func (r *ExtendedDaemonSetReconciler) measure(ctx context.Context, namespace str
 		out = analysis.Record(spec, st, failed)
 		_, next = analysis.Due(spec, out, startedAt, now)
 	} else {
-		a := analysis.Analyzer{Querier: querier, QuerierError: querierErr, Web: r.webQuerier(namespace)}
+		a := analysis.Analyzer{Querier: querier, QuerierError: querierErr, Web: r.webQuerier(namespace), Nodes: nodes}
 		out, next = a.Step(ctx, spec, st, t, startedAt, now)
 	}
 	return out, newestOf(out, due), next

@@ -41,7 +41,8 @@ func (r *ExtendedDaemonSetReconciler) stepBake(ctx context.Context, eds *v1alpha
 	var requeue time.Duration
 	if d.Measure {
 		b := d.Status
-		b.Analysis, measured, requeue = r.measure(ctx, eds.Namespace, spec, b.Analysis, r.bakeTarget(ctx, eds), b.StartedAt.Time, now)
+		b.Analysis, measured, requeue = r.measure(ctx, eds.Namespace, spec, b.Analysis, r.bakeTarget(ctx, eds),
+			r.bakeNodeHealth(eds, b.Domain), b.StartedAt.Time, now)
 		bakingSince := b.StartedAt.Time
 		if i := slices.IndexFunc(domains, func(s v1alpha1.DomainStatus) bool { return s.Name == b.Domain }); i >= 0 && domains[i].BakingSince != nil {
 			bakingSince = domains[i].BakingSince.Time
