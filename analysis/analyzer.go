@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,7 +68,8 @@ func (a Analyzer) Step(ctx context.Context, spec *v1alpha1.CanaryAnalysis, st *v
 	defer cancel()
 	interval := intervalOf(spec)
 	vars := Vars{Target: target, Interval: interval, Window: windowOf(interval, now.Sub(startedAt))}
-	ms := a.measureAll(ctx, spec, due, vars, now)
+	nodes := a.observeNodes(ctx, spec, due)
+	ms := a.measureAll(ctx, spec, due, vars, nodes, now)
 	if a.Metrics != nil && len(ms) > 0 {
 		a.Metrics.ObserveMeasurements(target.Namespace, target.Name, ms)
 	}
@@ -86,7 +89,7 @@ func (a Analyzer) stepTimeout() time.Duration {
 	return min(a.StepTimeout, MaxStepDuration)
 }
 
-func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis, names []string, vars Vars, now time.Time) map[string]v1alpha1.Measurement {
+func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis, names []string, vars Vars, nodes observedNodes, now time.Time) map[string]v1alpha1.Measurement {
 	byName := make(map[string]v1alpha1.AnalysisMetric, len(spec.Metrics))
 	for _, m := range spec.Metrics {
 		byName[m.Name] = m
@@ -101,7 +104,7 @@ func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis,
 		wg.Go(func() {
 			slots <- struct{}{}
 			defer func() { <-slots }()
-			m := a.measure(ctx, byName[name], vars, now)
+			m := a.measure(ctx, byName[name], vars, nodes, now)
 			mu.Lock()
 			ms[name] = m
 			mu.Unlock()
@@ -112,12 +115,54 @@ func (a Analyzer) measureAll(ctx context.Context, spec *v1alpha1.CanaryAnalysis,
 }
 
 // measure takes one measurement of metric m with the client it needs.
-func (a Analyzer) measure(ctx context.Context, m v1alpha1.AnalysisMetric, vars Vars, now time.Time) v1alpha1.Measurement {
+func (a Analyzer) measure(ctx context.Context, m v1alpha1.AnalysisMetric, vars Vars, nodes observedNodes, now time.Time) v1alpha1.Measurement {
 	switch {
 	case m.Web != nil:
 		return MeasureWeb(ctx, a.Web, m, now)
+	case m.NodeHealth != nil:
+		return nodes.measure(m, now)
 	case a.QuerierError != nil:
 		return v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: a.QuerierError.Error(), Time: metav1.NewTime(now)}
 	}
 	return Measure(ctx, a.Querier, m, vars, now)
+}
+
+// observedNodes is what the Analyzer's NodeObserver saw for one Step, or
+// why it saw nothing.
+type observedNodes struct {
+	input NodeHealthInput
+	err   error
+}
+
+// observeNodes observes the nodes once for all the due nodeHealth metrics
+// of a Step, and not at all when none is due: the observer lists pods
+// around every judged node, which is worth doing once per Step at most.
+func (a Analyzer) observeNodes(ctx context.Context, spec *v1alpha1.CanaryAnalysis, due []string) observedNodes {
+	needed := false
+	for _, m := range spec.Metrics {
+		if m.NodeHealth != nil && slices.Contains(due, m.Name) {
+			needed = true
+			break
+		}
+	}
+	switch {
+	case !needed:
+		return observedNodes{}
+	case a.Nodes == nil:
+		return observedNodes{err: errors.New("no node observer: nodeHealth metrics cannot be measured")}
+	}
+	in, err := a.Nodes.ObserveNodes(ctx)
+	if err != nil {
+		return observedNodes{err: fmt.Errorf("nodes not observed: %w", withCause(ctx, err))}
+	}
+	return observedNodes{input: in}
+}
+
+// measure takes one measurement of a nodeHealth metric from what was
+// observed; a spec error still comes first, as for any metric.
+func (o observedNodes) measure(m v1alpha1.AnalysisMetric, now time.Time) v1alpha1.Measurement {
+	if o.err != nil && checkMetric(m) == nil {
+		return v1alpha1.Measurement{Phase: v1alpha1.AnalysisError, Message: o.err.Error(), Time: metav1.NewTime(now)}
+	}
+	return MeasureNodeHealth(m, o.input, now)
 }

@@ -38,6 +38,8 @@ func QueryOf(m v1alpha1.AnalysisMetric, perPod bool) (string, error) {
 	switch {
 	case m.Web != nil:
 		return "", fmt.Errorf("metric %s is a web metric: it has no query", m.Name)
+	case m.NodeHealth != nil:
+		return "", fmt.Errorf("metric %s is a nodeHealth metric: it has no query", m.Name)
 	case m.Query != "" && m.Preset != "":
 		return "", fmt.Errorf("metric %s sets both query and preset: set exactly one", m.Name)
 	case m.Query != "":

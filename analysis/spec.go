@@ -53,6 +53,9 @@ func CheckMetrics(spec *v1alpha1.CanaryAnalysis) error {
 // the inner one, without the metric's name, for messages that already say
 // which metric they are about.
 func checkMetric(m v1alpha1.AnalysisMetric) error {
+	if m.NodeHealth != nil {
+		return checkNodeHealthMetric(m)
+	}
 	if m.Web != nil {
 		return checkWebMetric(m)
 	}
