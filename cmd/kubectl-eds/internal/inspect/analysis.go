@@ -45,6 +45,9 @@ func threshold(m *v1alpha1.AnalysisMetric) string {
 	case r.Max != nil:
 		parts = append(parts, "<= "+number(*r.Max))
 	}
+	if m.NodeHealth != nil {
+		parts = append(parts, nodeHealthThreshold(m.NodeHealth))
+	}
 	if b := m.Baseline; b != nil {
 		if b.MaxRelativeIncrease != nil {
 			parts = append(parts, fmt.Sprintf("<= baseline +%s%%", number(*b.MaxRelativeIncrease)))

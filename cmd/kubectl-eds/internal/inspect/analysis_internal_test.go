@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/onsi/gomega"
+	"k8s.io/utils/ptr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
@@ -18,6 +19,9 @@ func TestThresholdSaysWhatAMeasurementIsJudgedAgainst(t *testing.T) {
 			ThresholdRange: &v1alpha1.ThresholdRange{Max: &two}},
 		"1..2.5, dry run":  {Query: "q", ThresholdRange: &v1alpha1.ThresholdRange{Min: &one, Max: &two}, DryRun: true},
 		"<= baseline +50%": {Query: "q", Baseline: &v1alpha1.BaselineComparison{MaxRelativeIncrease: &fifty}},
+		"<= 0 unhealthy nodes, pod readiness <= 10 points below baseline": {NodeHealth: &v1alpha1.NodeHealthMetric{}},
+		"<= 1 unhealthy nodes, pod readiness <= 0 points below baseline, dry run": {NodeHealth: &v1alpha1.NodeHealthMetric{
+			MaxUnhealthyNodes: ptr.To[int32](1), MaxPodReadinessDrop: ptr.To[int32](0)}, DryRun: true},
 		"no either against baseline at 0.99 confidence": {Query: "q", Baseline: &v1alpha1.BaselineComparison{
 			MannWhitney: &v1alpha1.MannWhitneyTest{Confidence: &confidence, Direction: v1alpha1.DirectionEither}}},
 	} {

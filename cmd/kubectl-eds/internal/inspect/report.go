@@ -182,6 +182,7 @@ func (r *report) analysisTable(title string, a *v1alpha1.AnalysisStatus) {
 		r.line("  %s\t%s\t%s\t%s\t%s\t%s", m.Name, orNone(string(m.Phase)), measurementCounts(m), lastValue(m),
 			threshold(metricSpec(r.s.eds, m.Name)), oneLine(orNone(m.Message)))
 	}
+	r.nodeEvidence(a)
 }
 
 func (r *report) conditions() {
