@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,5 +191,44 @@ func TestAnalyzerNodeHealthErrors(t *testing.T) {
 				t.Errorf("measured %s %q, want %s with %q", m.Measurements[0].Phase, m.Message, c.phase, c.message)
 			}
 		})
+	}
+}
+
+// The status keeps the evidence the API allows, on the newest measurement
+// and on the newest failed one, which explains the failure the metric's
+// message names; older evidence goes.
+func TestRecordKeepsEvidenceBounded(t *testing.T) {
+	spec := nodeHealthSpec("node-health")
+	spec.FailureLimit = ptr[int32](5)
+	evidence := func(n int) []v1alpha1.NodeEvidence {
+		var out []v1alpha1.NodeEvidence
+		for i := range n {
+			out = append(out, v1alpha1.NodeEvidence{Node: string(rune('a' + i)), Message: strings.Repeat("x", 5000)})
+		}
+		return out
+	}
+	var st *v1alpha1.AnalysisStatus
+	for i, phase := range []v1alpha1.AnalysisPhase{F, F, S, F, S, S} {
+		m := measurementAt(phase, t0.Add(time.Duration(i)*time.Minute))
+		m.Nodes = evidence(8)
+		st = Record(spec, st, map[string]v1alpha1.Measurement{"node-health": m})
+	}
+	var kept []int
+	for i, m := range st.Metrics[0].Measurements {
+		if len(m.Nodes) == 0 {
+			continue
+		}
+		kept = append(kept, i)
+		if len(m.Nodes) != maxNodesNamed {
+			t.Errorf("measurement %d keeps %d nodes of evidence, want %d", i, len(m.Nodes), maxNodesNamed)
+		}
+		for _, e := range m.Nodes {
+			if len(e.Message) > maxEvidenceMessage {
+				t.Errorf("measurement %d: evidence of %s is %d bytes", i, e.Node, len(e.Message))
+			}
+		}
+	}
+	if want := []int{3, 5}; !slices.Equal(kept, want) {
+		t.Errorf("evidence kept on measurements %v, want %v (the newest failed and the newest)", kept, want)
 	}
 }
