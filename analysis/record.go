@@ -92,6 +92,7 @@ func fold(r *v1alpha1.MetricResult, m v1alpha1.Measurement) {
 
 	m.Message = Truncate(m.Message, maxMessageLength)
 	m.Query = Truncate(m.Query, MaxQueryLength)
+	m.Nodes = boundedEvidence(m.Nodes)
 	r.Message = m.Message
 	for i := range r.Measurements {
 		r.Measurements[i].Query = ""
@@ -99,6 +100,39 @@ func fold(r *v1alpha1.MetricResult, m v1alpha1.Measurement) {
 	r.Measurements = append(r.Measurements, m)
 	if extra := len(r.Measurements) - MaxMeasurements; extra > 0 {
 		r.Measurements = append(r.Measurements[:0:0], r.Measurements[extra:]...)
+	}
+	keepEvidence(r.Measurements)
+}
+
+// boundedEvidence is at most maxNodesNamed nodes of evidence, each message
+// at most maxEvidenceMessage bytes, as the API allows.
+func boundedEvidence(nodes []v1alpha1.NodeEvidence) []v1alpha1.NodeEvidence {
+	if len(nodes) == 0 {
+		return nil
+	}
+	out := make([]v1alpha1.NodeEvidence, 0, min(len(nodes), maxNodesNamed))
+	for _, e := range nodes[:min(len(nodes), maxNodesNamed)] {
+		e.Message = Truncate(e.Message, maxEvidenceMessage)
+		out = append(out, e)
+	}
+	return out
+}
+
+// keepEvidence keeps the per-node evidence of the newest measurement and of
+// the newest Failed one, which explains the failure the metric's message
+// names once later measurements passed; older evidence goes, so that ten
+// measurements of many nodeHealth metrics stay well within a status.
+func keepEvidence(ms []v1alpha1.Measurement) {
+	newestFailed := -1
+	for i := range ms {
+		if ms[i].Phase == v1alpha1.AnalysisFailed {
+			newestFailed = i
+		}
+	}
+	for i := range ms[:len(ms)-1] {
+		if i != newestFailed {
+			ms[i].Nodes = nil
+		}
 	}
 }
 
