@@ -22,7 +22,7 @@ var mirrored = map[string]string{
 	"ExtendedDaemonSetReconciler.chooseActive":      "963cbc4cdbf24838",
 	"ExtendedDaemonSetReconciler.stepCanary":        "3147967ba57f6936",
 	"ExtendedDaemonSetReconciler.canaryInput":       "55c25fba4d74d499",
-	"ExtendedDaemonSetReconciler.stepBake":          "0b93c5cb202b2e30",
+	"ExtendedDaemonSetReconciler.stepBake":          "72a15a730959e2c2",
 	"rolloutDomains":                                "fef6d1baba2e2e81",
 	"topologyKey":                                   "08b85cc8acdf95a4",
 	"domainOf":                                      "d454f5af8dd30dfb",
