@@ -57,7 +57,9 @@ const (
 func MeasureNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Time) v1alpha1.Measurement {
 	result := v1alpha1.Measurement{Time: metav1.NewTime(now)}
 	v := judgeNodeHealth(m, in, now, &result)
-	result.Phase, result.Message = v.phase, v.message
+	// Bounded as the status will keep it: the evidence names every
+	// regressed node the message may have no room for.
+	result.Phase, result.Message = v.phase, Truncate(v.message, maxMessageLength)
 	return result
 }
 

@@ -360,6 +360,56 @@ func TestMeasureNodeHealth(t *testing.T) {
 			phase: v1alpha1.AnalysisSuccessful, value: "75", baseline: "80",
 		},
 		{
+			name: "a restarted init container counts as a restart",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"), otherPod("sidecar", func(p *corev1.Pod) {
+					p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "proxy", LastTerminationState: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, FinishedAt: metav1.NewTime(after)}}}}
+				}), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisFailed, value: "50",
+			message: []string{"apps/sidecar restarted"},
+			nodes:   []string{"canary-1"},
+		},
+		{
+			name: "a pod without a Ready condition from before the change is not counted",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"),
+					otherPod("pending", func(p *corev1.Pod) { p.Status.Phase, p.Status.Conditions = corev1.PodPending, nil }), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "100",
+			message: []string{"(1 of 1)"},
+		},
+		{
+			name: "a pod created after the change that failed past its grace counts as failed",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"),
+					otherPod("job-x", createdAt(after), failedAtTime(after.Add(time.Second))), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisFailed, value: "50",
+			message: []string{"apps/job-x failed"},
+			nodes:   []string{"canary-1"},
+		},
+		{
+			name: "a failed pod whose failure time is unknown is not counted",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"), otherPod("x", failedAtTime(time.Time{})), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "100",
+			message: []string{"(1 of 1)"},
+		},
+		{
+			name: "baseline nodes without a change time are left out",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"), otherPod("ok"))},
+				Baseline: []NodeObservation{
+					{Node: sick("stable-1", corev1.NodeReady, corev1.ConditionFalse, after), Pods: []*corev1.Pod{otherPod("s", notReadyAt(after))}},
+				},
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "100", baseline: "100",
+			message: []string{"(0 of 0)"},
+		},
+		{
 			name:    "no judged node is inconclusive",
 			in:      NodeHealthInput{Baseline: baselineOf(3)},
 			phase:   v1alpha1.AnalysisInconclusive,
@@ -434,5 +484,30 @@ func TestMeasureNodeHealth(t *testing.T) {
 				t.Errorf("query = %q, want a description", got.Query)
 			}
 		})
+	}
+}
+
+// Nothing is kept between measurements: a judged node that vanished (gone,
+// put in maintenance) is simply no longer judged, and one that comes back
+// is judged against its own change time again.
+func TestNodeHealthKeepsNoState(t *testing.T) {
+	m := nodeHealthMetric(v1alpha1.NodeHealthMetric{})
+	broken := observed(sick("canary-2", corev1.NodeReady, corev1.ConditionFalse, after))
+	healthy := observed(healthyNode("canary-1"), readyPods("a", 3)...)
+	rounds := []struct {
+		judged []NodeObservation
+		phase  v1alpha1.AnalysisPhase
+		nodes  int
+	}{
+		{[]NodeObservation{healthy, broken}, v1alpha1.AnalysisFailed, 2},
+		{[]NodeObservation{healthy}, v1alpha1.AnalysisSuccessful, 1},
+		{nil, v1alpha1.AnalysisInconclusive, 0},
+		{[]NodeObservation{broken, healthy}, v1alpha1.AnalysisFailed, 2},
+	}
+	for i, r := range rounds {
+		got := MeasureNodeHealth(m, NodeHealthInput{Judged: r.judged, Baseline: baselineOf(1)}, nhNow.Add(time.Duration(i)*time.Minute))
+		if got.Phase != r.phase || !strings.HasPrefix(got.Query, fmt.Sprintf("node health of %s ", plural(r.nodes, "node"))) {
+			t.Errorf("round %d: %s (%s), want %s over %d nodes: %s", i, got.Phase, got.Query, r.phase, r.nodes, got.Message)
+		}
 	}
 }
