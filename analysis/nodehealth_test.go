@@ -511,3 +511,21 @@ func TestNodeHealthKeepsNoState(t *testing.T) {
 		}
 	}
 }
+
+// A node with many pods not ready names a few of them in the message and
+// more in its evidence, each saying how many it left out.
+func TestNodeHealthNamesAFewPodsPerNode(t *testing.T) {
+	var pods []*corev1.Pod
+	for i := range 15 {
+		pods = append(pods, otherPod(fmt.Sprintf("web-%02d", i), notReadyAt(after)))
+	}
+	got := MeasureNodeHealth(nodeHealthMetric(v1alpha1.NodeHealthMetric{}),
+		NodeHealthInput{Judged: []NodeObservation{observed(healthyNode("canary-1"), pods...)}}, nhNow)
+	if want := "15 of 15 other pods not ready since the change: apps/web-00 not ready, apps/web-01 not ready, apps/web-02 not ready and 12 more"; !strings.HasSuffix(got.Message, want) {
+		t.Errorf("message %q does not end with %q", got.Message, want)
+	}
+	if len(got.Nodes) != 1 || strings.Count(got.Nodes[0].Message, " not ready,") != maxEvidencePodsNamed-1 ||
+		!strings.HasSuffix(got.Nodes[0].Message, "apps/web-09 not ready and 5 more") {
+		t.Errorf("evidence %+v", got.Nodes)
+	}
+}
