@@ -124,7 +124,7 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 	result.Query = fmt.Sprintf("node health of %s running the new version against %s that did not change",
 		plural(len(judged.exams), "node"), plural(len(baseline.exams), "same-zone node"))
 	if len(judged.exams) == 0 {
-		return inconclusive("no node to judge: the nodes the new version reached are gone or in maintenance, and an analysis never passes on missing data")
+		return inconclusive("no node to judge: the nodes the new version reached are gone, in maintenance or not known yet, and an analysis never passes on missing data")
 	}
 
 	// The unhealthy judged nodes the baseline explains: its rate of nodes
@@ -135,7 +135,7 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 	}
 	conditions := judgeConditions(judged, baseline, expected, limits.maxUnhealthy)
 	parts := []string{conditions.message}
-	regressed := conditions.phase == v1alpha1.AnalysisFailed
+	conditionsRegressed := conditions.phase == v1alpha1.AnalysisFailed
 	podsRegressed := false
 	if judged.counted == 0 {
 		result.Value = formatValue(float64(judged.unhealthy))
@@ -148,10 +148,10 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 		podsRegressed = readiness.phase == v1alpha1.AnalysisFailed
 		parts = append(parts, readiness.message)
 	}
-	if !regressed && !podsRegressed {
+	if !conditionsRegressed && !podsRegressed {
 		return successful("%s", strings.Join(parts, "; "))
 	}
-	worst := regressedNodes(judged.exams, regressed, podsRegressed)
+	worst := regressedNodes(judged.exams, conditionsRegressed, podsRegressed)
 	result.Nodes = evidenceOf(worst)
 	return failed("regressed: %s; on %s", strings.Join(parts, "; "), nameNodes(worst))
 }
@@ -161,8 +161,13 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 func judgeConditions(judged, baseline nodeSide, expected float64, maxUnhealthy int32) verdict {
 	msg := fmt.Sprintf("%d of %s turned unhealthy since the change, against %s expected from the baseline (%d of %d)",
 		judged.unhealthy, plural(len(judged.exams), "node"), formatValue(expected), baseline.unhealthy, len(baseline.exams))
-	if excess := float64(judged.unhealthy) - expected; excess > float64(maxUnhealthy) {
-		return failed("%s: %s beyond it, more than maxUnhealthyNodes %d", msg, formatValue(excess), maxUnhealthy)
+	// unhealthy − baseline.unhealthy/n × judged > max, in whole numbers
+	// (times n, the baseline's nodes), so that a baseline rate of one in
+	// seven explains one of seven judged nodes exactly.
+	n := max(len(baseline.exams), 1)
+	excess := judged.unhealthy*n - baseline.unhealthy*len(judged.exams)
+	if excess > int(maxUnhealthy)*n {
+		return failed("%s: %s beyond it, more than maxUnhealthyNodes %d", msg, formatValue(float64(excess)/float64(n)), maxUnhealthy)
 	}
 	return successful("%s", msg)
 }

@@ -120,6 +120,20 @@ func readyPods(prefix string, n int) []*corev1.Pod {
 	return pods
 }
 
+// sickAndHealthy are sick nodes turned NotReady since the change, then
+// healthy ones, without pods.
+func sickAndHealthy(prefix string, sick, healthy int) []NodeObservation {
+	var obs []NodeObservation
+	for i := range sick + healthy {
+		n := healthyNode(fmt.Sprintf("%s-%d", prefix, i))
+		if i < sick {
+			n.Status.Conditions[0] = nodeCond(corev1.NodeReady, corev1.ConditionFalse, after)
+		}
+		obs = append(obs, observed(n))
+	}
+	return obs
+}
+
 func nodeHealthMetric(nh v1alpha1.NodeHealthMetric) v1alpha1.AnalysisMetric {
 	return v1alpha1.AnalysisMetric{Name: "node-health", NodeHealth: &nh}
 }
@@ -229,6 +243,16 @@ func TestMeasureNodeHealth(t *testing.T) {
 			phase: v1alpha1.AnalysisFailed, value: "1", baseline: "0.5",
 			message: []string{"1 of 2 nodes turned unhealthy since the change, against 0.5 expected from the baseline (1 of 4)"},
 			nodes:   []string{"canary-1"},
+		},
+		{
+			// 15/22 × 22 is 14.999999999999998 in floating point.
+			name: "the same rate of nodes turned bad on both sides is explained exactly",
+			in: NodeHealthInput{
+				Judged:   sickAndHealthy("canary", 15, 7),
+				Baseline: sickAndHealthy("stable", 15, 7),
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "15", baseline: "15",
+			message: []string{"15 of 22 nodes turned unhealthy since the change, against 15 expected from the baseline (15 of 22)"},
 		},
 		{
 			name:   "unhealthy nodes at maxUnhealthyNodes pass",
