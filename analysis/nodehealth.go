@@ -178,10 +178,27 @@ func judgeReadiness(judged, baseline nodeSide, maxDrop int32) verdict {
 	msg := fmt.Sprintf("other pods' readiness %s%% (%d of %d) against %s%% on the baseline (%d of %d)",
 		formatValue(judged.readiness()), judged.counted-judged.notReady, judged.counted,
 		formatValue(baseline.readiness()), baseline.counted-baseline.notReady, baseline.counted)
-	if drop := baseline.readiness() - judged.readiness(); drop > float64(maxDrop) {
+	if dropsMoreThan(baseline, judged, maxDrop) {
+		drop := baseline.readiness() - judged.readiness()
 		return failed("%s, a drop of %s points, more than maxPodReadinessDrop %d", msg, formatValue(drop), maxDrop)
 	}
 	return successful("%s", msg)
+}
+
+// dropsMoreThan says whether the readiness of judged is more than maxDrop
+// points below that of baseline, in whole numbers: 100 × (rb/cb − rj/cj) >
+// maxDrop, times cb × cj, so that a drop of exactly maxDrop is never more
+// by rounding. A side with no counted pod is 100% ready.
+func dropsMoreThan(baseline, judged nodeSide, maxDrop int32) bool {
+	ratio := func(s nodeSide) (ready, counted int64) {
+		if s.counted == 0 {
+			return 1, 1
+		}
+		return int64(s.counted - s.notReady), int64(s.counted)
+	}
+	rb, cb := ratio(baseline)
+	rj, cj := ratio(judged)
+	return 100*(rb*cj-rj*cb) > int64(maxDrop)*cb*cj
 }
 
 // regressedNodes are the judged nodes that show the regression, worst

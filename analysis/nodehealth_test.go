@@ -134,6 +134,15 @@ func sickAndHealthy(prefix string, sick, healthy int) []NodeObservation {
 	return obs
 }
 
+// notReadyPods are n pods named prefix-i turned not ready since the change.
+func notReadyPods(prefix string, n int) []*corev1.Pod {
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		pods[i] = otherPod(fmt.Sprintf("%s-%d", prefix, i), notReadyAt(after))
+	}
+	return pods
+}
+
 func nodeHealthMetric(nh v1alpha1.NodeHealthMetric) v1alpha1.AnalysisMetric {
 	return v1alpha1.AnalysisMetric{Name: "node-health", NodeHealth: &nh}
 }
@@ -372,6 +381,17 @@ func TestMeasureNodeHealth(t *testing.T) {
 			phase: v1alpha1.AnalysisFailed, value: "75", baseline: "100",
 			message: []string{"a drop of 25 points, more than maxPodReadinessDrop 24"},
 			nodes:   []string{"canary-1"},
+		},
+		{
+			// 100 × 2/3 − 100 × 5/12 is 25.000000000000007 in floating point.
+			name:   "a drop of exactly maxPodReadinessDrop between uneven fractions passes",
+			metric: v1alpha1.NodeHealthMetric{MaxPodReadinessDrop: ptr[int32](25)},
+			in: NodeHealthInput{
+				Judged:   []NodeObservation{observed(healthyNode("canary-1"), append(readyPods("ok", 5), notReadyPods("down", 7)...)...)},
+				Baseline: []NodeObservation{observed(healthyNode("stable-1"), append(readyPods("s", 2), notReadyPods("s-down", 1)...)...)},
+			},
+			phase:   v1alpha1.AnalysisSuccessful,
+			message: []string{"(5 of 12) against 66.6667% on the baseline (2 of 3)"},
 		},
 		{
 			name: "the baseline's own readiness drop is allowed for",
