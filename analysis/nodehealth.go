@@ -57,7 +57,9 @@ const (
 func MeasureNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Time) v1alpha1.Measurement {
 	result := v1alpha1.Measurement{Time: metav1.NewTime(now)}
 	v := judgeNodeHealth(m, in, now, &result)
-	result.Phase, result.Message = v.phase, v.message
+	// Bounded as the status will keep it: the evidence names every
+	// regressed node the message may have no room for.
+	result.Phase, result.Message = v.phase, Truncate(v.message, maxMessageLength)
 	return result
 }
 
@@ -122,7 +124,7 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 	result.Query = fmt.Sprintf("node health of %s running the new version against %s that did not change",
 		plural(len(judged.exams), "node"), plural(len(baseline.exams), "same-zone node"))
 	if len(judged.exams) == 0 {
-		return inconclusive("no node to judge: the nodes the new version reached are gone or in maintenance, and an analysis never passes on missing data")
+		return inconclusive("no node to judge: the nodes the new version reached are gone, in maintenance or not known yet, and an analysis never passes on missing data")
 	}
 
 	// The unhealthy judged nodes the baseline explains: its rate of nodes
@@ -133,7 +135,7 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 	}
 	conditions := judgeConditions(judged, baseline, expected, limits.maxUnhealthy)
 	parts := []string{conditions.message}
-	regressed := conditions.phase == v1alpha1.AnalysisFailed
+	conditionsRegressed := conditions.phase == v1alpha1.AnalysisFailed
 	podsRegressed := false
 	if judged.counted == 0 {
 		result.Value = formatValue(float64(judged.unhealthy))
@@ -146,10 +148,10 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 		podsRegressed = readiness.phase == v1alpha1.AnalysisFailed
 		parts = append(parts, readiness.message)
 	}
-	if !regressed && !podsRegressed {
+	if !conditionsRegressed && !podsRegressed {
 		return successful("%s", strings.Join(parts, "; "))
 	}
-	worst := regressedNodes(judged.exams, regressed, podsRegressed)
+	worst := regressedNodes(judged.exams, conditionsRegressed, podsRegressed)
 	result.Nodes = evidenceOf(worst)
 	return failed("regressed: %s; on %s", strings.Join(parts, "; "), nameNodes(worst))
 }
@@ -159,8 +161,13 @@ func judgeNodeHealth(m v1alpha1.AnalysisMetric, in NodeHealthInput, now time.Tim
 func judgeConditions(judged, baseline nodeSide, expected float64, maxUnhealthy int32) verdict {
 	msg := fmt.Sprintf("%d of %s turned unhealthy since the change, against %s expected from the baseline (%d of %d)",
 		judged.unhealthy, plural(len(judged.exams), "node"), formatValue(expected), baseline.unhealthy, len(baseline.exams))
-	if excess := float64(judged.unhealthy) - expected; excess > float64(maxUnhealthy) {
-		return failed("%s: %s beyond it, more than maxUnhealthyNodes %d", msg, formatValue(excess), maxUnhealthy)
+	// unhealthy − baseline.unhealthy/n × judged > max, in whole numbers
+	// (times n, the baseline's nodes), so that a baseline rate of one in
+	// seven explains one of seven judged nodes exactly.
+	n := max(len(baseline.exams), 1)
+	excess := judged.unhealthy*n - baseline.unhealthy*len(judged.exams)
+	if excess > int(maxUnhealthy)*n {
+		return failed("%s: %s beyond it, more than maxUnhealthyNodes %d", msg, formatValue(float64(excess)/float64(n)), maxUnhealthy)
 	}
 	return successful("%s", msg)
 }
@@ -171,10 +178,27 @@ func judgeReadiness(judged, baseline nodeSide, maxDrop int32) verdict {
 	msg := fmt.Sprintf("other pods' readiness %s%% (%d of %d) against %s%% on the baseline (%d of %d)",
 		formatValue(judged.readiness()), judged.counted-judged.notReady, judged.counted,
 		formatValue(baseline.readiness()), baseline.counted-baseline.notReady, baseline.counted)
-	if drop := baseline.readiness() - judged.readiness(); drop > float64(maxDrop) {
+	if dropsMoreThan(baseline, judged, maxDrop) {
+		drop := baseline.readiness() - judged.readiness()
 		return failed("%s, a drop of %s points, more than maxPodReadinessDrop %d", msg, formatValue(drop), maxDrop)
 	}
 	return successful("%s", msg)
+}
+
+// dropsMoreThan says whether the readiness of judged is more than maxDrop
+// points below that of baseline, in whole numbers: 100 × (rb/cb − rj/cj) >
+// maxDrop, times cb × cj, so that a drop of exactly maxDrop is never more
+// by rounding. A side with no counted pod is 100% ready.
+func dropsMoreThan(baseline, judged nodeSide, maxDrop int32) bool {
+	ratio := func(s nodeSide) (ready, counted int64) {
+		if s.counted == 0 {
+			return 1, 1
+		}
+		return int64(s.counted - s.notReady), int64(s.counted)
+	}
+	rb, cb := ratio(baseline)
+	rj, cj := ratio(judged)
+	return 100*(rb*cj-rj*cb) > int64(maxDrop)*cb*cj
 }
 
 // regressedNodes are the judged nodes that show the regression, worst

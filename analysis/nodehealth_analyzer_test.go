@@ -165,27 +165,31 @@ func TestAnalyzerNodeHealthErrors(t *testing.T) {
 		name     string
 		analyzer Analyzer
 		spec     *v1alpha1.CanaryAnalysis
-		phase    v1alpha1.AnalysisPhase
-		message  string
+		// phase is the measurement's, metric the metric's after it: an
+		// error is tolerated up to consecutiveErrorLimit, a spec error
+		// never.
+		phase, metric v1alpha1.AnalysisPhase
+		message       string
 	}{
-		{"no observer", Analyzer{}, spec, E, "no node observer: nodeHealth metrics cannot be measured"},
+		{"no observer", Analyzer{}, spec, E, v1alpha1.AnalysisRunning, "no node observer: nodeHealth metrics cannot be measured"},
 		{"an observer that never answers is bounded by the step",
-			Analyzer{Nodes: &fakeNodes{stuck: true}, StepTimeout: 50 * time.Millisecond}, spec, E,
+			Analyzer{Nodes: &fakeNodes{stuck: true}, StepTimeout: 50 * time.Millisecond}, spec, E, v1alpha1.AnalysisRunning,
 			"nodes not observed: no answer within the 50ms an analysis step may take"},
-		{"no Prometheus does not matter", Analyzer{Nodes: &fakeNodes{in: healthyInput}, QuerierError: errors.New("no Secret")}, spec, S, "0 of 1 node turned unhealthy"},
+		{"no Prometheus does not matter", Analyzer{Nodes: &fakeNodes{in: healthyInput}, QuerierError: errors.New("no Secret")}, spec, S, S,
+			"0 of 1 node turned unhealthy"},
 		{"a spec error comes before the observer's",
 			Analyzer{}, func() *v1alpha1.CanaryAnalysis {
 				s := nodeHealthSpec("node-health")
 				s.Metrics[0].ThresholdRange = maxRange(1)
 				return s
-			}(), E, "thresholdRange and baseline do not apply"},
+			}(), E, E, "thresholdRange and baseline do not apply"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st, _ := c.analyzer.Step(context.Background(), c.spec, nil, Target{}, t0, t0)
 			m := st.Metrics[0]
-			if m.Phase != c.phase && !(c.phase == E && m.Phase == v1alpha1.AnalysisRunning) {
-				t.Errorf("metric %s, want %s: %s", m.Phase, c.phase, m.Message)
+			if m.Phase != c.metric {
+				t.Errorf("metric %s, want %s: %s", m.Phase, c.metric, m.Message)
 			}
 			if m.Measurements[0].Phase != c.phase || !strings.Contains(m.Message, c.message) {
 				t.Errorf("measured %s %q, want %s with %q", m.Measurements[0].Phase, m.Message, c.phase, c.message)

@@ -94,11 +94,15 @@ func conditionBad(c corev1.NodeCondition, userConditions []string) bool {
 		(slices.Contains(builtinBadWhenTrue, c.Type) || slices.Contains(userConditions, string(c.Type)))
 }
 
+// maxReasonQuoted bounds the reason of a node condition quoted in a
+// message: whoever runs the node writes it.
+const maxReasonQuoted = 64
+
 func describeCondition(c corev1.NodeCondition) string {
 	if c.Reason == "" {
 		return fmt.Sprintf("%s=%s", c.Type, c.Status)
 	}
-	return fmt.Sprintf("%s=%s (%s)", c.Type, c.Status, c.Reason)
+	return fmt.Sprintf("%s=%s (%s)", c.Type, c.Status, oneLine(c.Reason, maxReasonQuoted))
 }
 
 // examinePod says whether a pod of another workload counts for readiness,

@@ -120,6 +120,29 @@ func readyPods(prefix string, n int) []*corev1.Pod {
 	return pods
 }
 
+// sickAndHealthy are sick nodes turned NotReady since the change, then
+// healthy ones, without pods.
+func sickAndHealthy(prefix string, sick, healthy int) []NodeObservation {
+	var obs []NodeObservation
+	for i := range sick + healthy {
+		n := healthyNode(fmt.Sprintf("%s-%d", prefix, i))
+		if i < sick {
+			n.Status.Conditions[0] = nodeCond(corev1.NodeReady, corev1.ConditionFalse, after)
+		}
+		obs = append(obs, observed(n))
+	}
+	return obs
+}
+
+// notReadyPods are n pods named prefix-i turned not ready since the change.
+func notReadyPods(prefix string, n int) []*corev1.Pod {
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		pods[i] = otherPod(fmt.Sprintf("%s-%d", prefix, i), notReadyAt(after))
+	}
+	return pods
+}
+
 func nodeHealthMetric(nh v1alpha1.NodeHealthMetric) v1alpha1.AnalysisMetric {
 	return v1alpha1.AnalysisMetric{Name: "node-health", NodeHealth: &nh}
 }
@@ -229,6 +252,16 @@ func TestMeasureNodeHealth(t *testing.T) {
 			phase: v1alpha1.AnalysisFailed, value: "1", baseline: "0.5",
 			message: []string{"1 of 2 nodes turned unhealthy since the change, against 0.5 expected from the baseline (1 of 4)"},
 			nodes:   []string{"canary-1"},
+		},
+		{
+			// 15/22 × 22 is 14.999999999999998 in floating point.
+			name: "the same rate of nodes turned bad on both sides is explained exactly",
+			in: NodeHealthInput{
+				Judged:   sickAndHealthy("canary", 15, 7),
+				Baseline: sickAndHealthy("stable", 15, 7),
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "15", baseline: "15",
+			message: []string{"15 of 22 nodes turned unhealthy since the change, against 15 expected from the baseline (15 of 22)"},
 		},
 		{
 			name:   "unhealthy nodes at maxUnhealthyNodes pass",
@@ -350,6 +383,17 @@ func TestMeasureNodeHealth(t *testing.T) {
 			nodes:   []string{"canary-1"},
 		},
 		{
+			// 100 × 2/3 − 100 × 5/12 is 25.000000000000007 in floating point.
+			name:   "a drop of exactly maxPodReadinessDrop between uneven fractions passes",
+			metric: v1alpha1.NodeHealthMetric{MaxPodReadinessDrop: ptr[int32](25)},
+			in: NodeHealthInput{
+				Judged:   []NodeObservation{observed(healthyNode("canary-1"), append(readyPods("ok", 5), notReadyPods("down", 7)...)...)},
+				Baseline: []NodeObservation{observed(healthyNode("stable-1"), append(readyPods("s", 2), notReadyPods("s-down", 1)...)...)},
+			},
+			phase:   v1alpha1.AnalysisSuccessful,
+			message: []string{"(5 of 12) against 66.6667% on the baseline (2 of 3)"},
+		},
+		{
 			name: "the baseline's own readiness drop is allowed for",
 			in: NodeHealthInput{
 				Judged: []NodeObservation{observed(healthyNode("canary-1"),
@@ -358,6 +402,56 @@ func TestMeasureNodeHealth(t *testing.T) {
 					append(readyPods("s", 4), otherPod("s-down", notReadyAt(after)))...)},
 			},
 			phase: v1alpha1.AnalysisSuccessful, value: "75", baseline: "80",
+		},
+		{
+			name: "a restarted init container counts as a restart",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"), otherPod("sidecar", func(p *corev1.Pod) {
+					p.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "proxy", LastTerminationState: corev1.ContainerState{
+						Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, FinishedAt: metav1.NewTime(after)}}}}
+				}), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisFailed, value: "50",
+			message: []string{"apps/sidecar restarted"},
+			nodes:   []string{"canary-1"},
+		},
+		{
+			name: "a pod without a Ready condition from before the change is not counted",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"),
+					otherPod("pending", func(p *corev1.Pod) { p.Status.Phase, p.Status.Conditions = corev1.PodPending, nil }), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "100",
+			message: []string{"(1 of 1)"},
+		},
+		{
+			name: "a pod created after the change that failed past its grace counts as failed",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"),
+					otherPod("job-x", createdAt(after), failedAtTime(after.Add(time.Second))), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisFailed, value: "50",
+			message: []string{"apps/job-x failed"},
+			nodes:   []string{"canary-1"},
+		},
+		{
+			name: "a failed pod whose failure time is unknown is not counted",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"), otherPod("x", failedAtTime(time.Time{})), otherPod("ok"))},
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "100",
+			message: []string{"(1 of 1)"},
+		},
+		{
+			name: "baseline nodes without a change time are left out",
+			in: NodeHealthInput{
+				Judged: []NodeObservation{observed(healthyNode("canary-1"), otherPod("ok"))},
+				Baseline: []NodeObservation{
+					{Node: sick("stable-1", corev1.NodeReady, corev1.ConditionFalse, after), Pods: []*corev1.Pod{otherPod("s", notReadyAt(after))}},
+				},
+			},
+			phase: v1alpha1.AnalysisSuccessful, value: "100", baseline: "100",
+			message: []string{"(0 of 0)"},
 		},
 		{
 			name:    "no judged node is inconclusive",
@@ -434,5 +528,48 @@ func TestMeasureNodeHealth(t *testing.T) {
 				t.Errorf("query = %q, want a description", got.Query)
 			}
 		})
+	}
+}
+
+// Nothing is kept between measurements: a judged node that vanished (gone,
+// put in maintenance) is simply no longer judged, and one that comes back
+// is judged against its own change time again.
+func TestNodeHealthKeepsNoState(t *testing.T) {
+	m := nodeHealthMetric(v1alpha1.NodeHealthMetric{})
+	broken := observed(sick("canary-2", corev1.NodeReady, corev1.ConditionFalse, after))
+	healthy := observed(healthyNode("canary-1"), readyPods("a", 3)...)
+	rounds := []struct {
+		judged []NodeObservation
+		phase  v1alpha1.AnalysisPhase
+		nodes  int
+	}{
+		{[]NodeObservation{healthy, broken}, v1alpha1.AnalysisFailed, 2},
+		{[]NodeObservation{healthy}, v1alpha1.AnalysisSuccessful, 1},
+		{nil, v1alpha1.AnalysisInconclusive, 0},
+		{[]NodeObservation{broken, healthy}, v1alpha1.AnalysisFailed, 2},
+	}
+	for i, r := range rounds {
+		got := MeasureNodeHealth(m, NodeHealthInput{Judged: r.judged, Baseline: baselineOf(1)}, nhNow.Add(time.Duration(i)*time.Minute))
+		if got.Phase != r.phase || !strings.HasPrefix(got.Query, fmt.Sprintf("node health of %s ", plural(r.nodes, "node"))) {
+			t.Errorf("round %d: %s (%s), want %s over %d nodes: %s", i, got.Phase, got.Query, r.phase, r.nodes, got.Message)
+		}
+	}
+}
+
+// A node with many pods not ready names a few of them in the message and
+// more in its evidence, each saying how many it left out.
+func TestNodeHealthNamesAFewPodsPerNode(t *testing.T) {
+	var pods []*corev1.Pod
+	for i := range 15 {
+		pods = append(pods, otherPod(fmt.Sprintf("web-%02d", i), notReadyAt(after)))
+	}
+	got := MeasureNodeHealth(nodeHealthMetric(v1alpha1.NodeHealthMetric{}),
+		NodeHealthInput{Judged: []NodeObservation{observed(healthyNode("canary-1"), pods...)}}, nhNow)
+	if want := "15 of 15 other pods not ready since the change: apps/web-00 not ready, apps/web-01 not ready, apps/web-02 not ready and 12 more"; !strings.HasSuffix(got.Message, want) {
+		t.Errorf("message %q does not end with %q", got.Message, want)
+	}
+	if len(got.Nodes) != 1 || strings.Count(got.Nodes[0].Message, " not ready,") != maxEvidencePodsNamed-1 ||
+		!strings.HasSuffix(got.Nodes[0].Message, "apps/web-09 not ready and 5 more") {
+		t.Errorf("evidence %+v", got.Nodes)
 	}
 }

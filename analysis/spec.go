@@ -33,7 +33,7 @@ func (e *SpecError) Unwrap() error { return e.Err }
 // CheckMetrics finds the mistakes of an analysis spec's metrics that no
 // measurement can get past, before any query: for each metric its query or
 // preset, its template (as ValidateQuery checks it) and what it is judged
-// by. The error joins one *SpecError per faulty metric; nil means every
+// by, or the settings of a web or nodeHealth metric. The error joins one *SpecError per faulty metric; nil means every
 // metric can be measured. A nil spec has no mistakes. The metrics it
 // refuses are the ones Record puts in phase Error at once.
 func CheckMetrics(spec *v1alpha1.CanaryAnalysis) error {

@@ -61,6 +61,10 @@ const (
 	ReasonAnalysisInconclusive = "AnalysisInconclusive"
 	// ReasonAnalysisError: measurements failed beyond the limit.
 	ReasonAnalysisError = "AnalysisError"
+	// ReasonNodeHealthRegressed: nodeHealth metrics whose onRegression is
+	// Pause failed, and nothing else did: the canary waits for a person to
+	// fail or validate it.
+	ReasonNodeHealthRegressed = "NodeHealthRegressed"
 	// ReasonInvalidSpec: the spec is invalid in a way the schema cannot catch.
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonRolloutFrozen: pod creation is frozen by the user.

@@ -124,7 +124,10 @@ func Settle(st *v1alpha1.DomainBakeStatus, bakingSince time.Time, bakeTime time.
 }
 
 // Failed reports whether the bake's analysis halts the rollout: it failed,
-// erred or stayed inconclusive beyond its limits.
+// erred or stayed inconclusive beyond its limits. A nodeHealth regression
+// whose onRegression is Pause halts it the same way: a failed bake rolls
+// nothing back and waits for a person (a retry, a new template), which is
+// already the pause that setting asks a canary for.
 func Failed(st *v1alpha1.DomainBakeStatus) bool {
 	if st == nil || st.Analysis == nil {
 		return false

@@ -192,3 +192,21 @@ func TestAnalysisOf(t *testing.T) {
 	eds.Spec.Strategy.RollingUpdate.Topology.Order = v1alpha1.TopologyParallel
 	g.Expect(AnalysisOf(eds)).To(gomega.BeNil(), "parallel")
 }
+
+// A bake's nodeHealth regression halts the rollout whether onRegression is
+// Fail or Pause: a failed bake rolls nothing back and waits for a retry or
+// a new template, the pause that Pause asks for.
+func TestANodeHealthRegressionHaltsTheBake(t *testing.T) {
+	for _, action := range []v1alpha1.NodeHealthAction{v1alpha1.NodeHealthFail, v1alpha1.NodeHealthPause} {
+		g := gomega.NewWithT(t)
+		spec := &v1alpha1.CanaryAnalysis{Metrics: []v1alpha1.AnalysisMetric{
+			{Name: "node-health", NodeHealth: &v1alpha1.NodeHealthMetric{OnRegression: action}},
+		}}
+		st := judged("b", v1alpha1.AnalysisFailed, "a")
+		st.Analysis.Metrics = []v1alpha1.MetricResult{{Name: "node-health", Phase: v1alpha1.AnalysisFailed}}
+		d := Step(Input{Analysis: spec, ReplicaSet: "rs-2", Domains: zones(), Status: st, Now: now})
+		g.Expect(Failed(d.Status)).To(gomega.BeTrue(), "onRegression %s", action)
+		g.Expect(d.Measure).To(gomega.BeFalse(), "onRegression %s: measured no more", action)
+		g.Expect(FailedMessage(d.Status)).To(gomega.ContainSubstring("nothing is rolled back until the template changes or a retry is asked for"))
+	}
+}

@@ -1,6 +1,7 @@
 package canary
 
 import (
+	"github.com/extendeddaemonset/extendeddaemonset/analysis"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 )
 
@@ -13,11 +14,19 @@ const (
 	ReasonWaitingForAnalysis = "WaitingForAnalysis"
 )
 
+// nodeHealthNext is what a person does with a canary paused by a node-health
+// regression. Unpausing is not among them: the analysis stays Failed, so
+// the canary could never be promoted by itself again.
+const nodeHealthNext = "node health regressed on the canary nodes and onRegression is Pause: " +
+	"fail the canary to send its nodes back to the active template, or validate it to promote the version anyway; "
+
 // analysisVerdict is what the metric analysis calls for: a failed analysis
-// fails the canary; an analysis that cannot conclude (no data, Prometheus
-// unreachable) pauses it, since promoting on missing data is exactly what
-// an analysis is there to prevent. A person's pause holds the canary where
-// it is, so the analysis then decides nothing.
+// fails the canary, unless only nodeHealth metrics with onRegression Pause
+// failed, which pauses it for a person to fail or validate (it is never
+// promoted by itself: the analysis stays Failed); an analysis that cannot
+// conclude (no data, Prometheus unreachable) pauses it, since promoting on
+// missing data is exactly what an analysis is there to prevent. A person's
+// pause holds the canary where it is, so the analysis then decides nothing.
 func analysisVerdict(in Input) Verdict {
 	a := in.Analysis
 	if in.Strategy.Analysis == nil || a == nil || pausedByUser(in) {
@@ -25,6 +34,9 @@ func analysisVerdict(in Input) Verdict {
 	}
 	switch a.Phase {
 	case v1alpha1.AnalysisFailed:
+		if analysis.PausesOnRegression(in.Strategy.Analysis, a) {
+			return Verdict{Pause, v1alpha1.ReasonNodeHealthRegressed, nodeHealthNext + a.Message}
+		}
 		return Verdict{Fail, ReasonAnalysisFailed, a.Message}
 	case v1alpha1.AnalysisError:
 		return Verdict{Pause, v1alpha1.ReasonAnalysisError, a.Message}

@@ -84,6 +84,9 @@ func unpauseCanary(t *target) (change, error) {
 	case c.Reason == canary.ReasonWaitingForValidation:
 		return change{}, fmt.Errorf("canary %s of %s waits for a person's validation, which unpausing does not give: %s promotes it, %s fails it",
 			c.ReplicaSet, t, t.command("canary validate"), t.command("canary fail"))
+	case c.Reason == v1alpha1.ReasonNodeHealthRegressed:
+		return change{}, fmt.Errorf("canary %s of %s is paused by a node-health regression (%s), which unpausing cannot lift: its analysis stays failed; "+
+			"%s sends its nodes back, %s promotes it anyway", c.ReplicaSet, t, reasonOf(c), t.command("canary fail"), t.command("canary validate"))
 	case c.Reason == v1alpha1.ReasonAnalysisError || c.Reason == v1alpha1.ReasonAnalysisInconclusive:
 		return change{}, fmt.Errorf("canary %s of %s is held by its analysis (%s), which unpausing cannot override: "+
 			"repair what the analysis measures, or decide with %s or %s", c.ReplicaSet, t, reasonOf(c), t.command("canary validate"), t.command("canary fail"))
