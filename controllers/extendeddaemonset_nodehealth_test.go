@@ -48,6 +48,19 @@ func (s *scenario) runOtherPod(node string) string {
 	return pod.Name
 }
 
+// breakPod turns a pod not ready, as its kubelet would when it lost its
+// network.
+func (s *scenario) breakPod(name string) {
+	s.t.Helper()
+	s.setPodStatus(name, func(st *corev1.PodStatus) {
+		for i := range st.Conditions {
+			if st.Conditions[i].Type == corev1.PodReady || st.Conditions[i].Type == corev1.ContainersReady {
+				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = corev1.ConditionFalse, metav1.Now()
+			}
+		}
+	})
+}
+
 // A canary under which the other pods of its node turn not ready fails on
 // node health: the analysis names the node and the pod, the
 // ExtendedDaemonSet is Stalled by the failed canary, and the canary node
@@ -69,13 +82,7 @@ func TestNodeHealthFailsACanaryThatBreaksItsNode(t *testing.T) {
 	// Transition times are in seconds: the breakage comes a second after
 	// the canary started, as it would.
 	time.Sleep(time.Second)
-	s.setPodStatus(others[canaryNode], func(st *corev1.PodStatus) {
-		for i := range st.Conditions {
-			if st.Conditions[i].Type == corev1.PodReady || st.Conditions[i].Type == corev1.ContainersReady {
-				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = corev1.ConditionFalse, metav1.Now()
-			}
-		}
-	})
+	s.breakPod(others[canaryNode])
 
 	s.g.Eventually(func(g gomega.Gomega) {
 		e := s.getEDS(g, eds.Name)
@@ -121,4 +128,57 @@ func newestMeasurement(g gomega.Gomega, c *v1alpha1.CanaryStatus, metric string)
 	}
 	g.Expect(c.Analysis.Metrics).To(gomega.ContainElement(gomega.HaveField("Name", metric)))
 	return v1alpha1.Measurement{}
+}
+
+// A bake is judged by node health too: rolling out rack by rack, the
+// baking rack's node whose other pods turn not ready is compared with the
+// node of its zone still on the old version, and the bake fails, halting
+// the rollout with the node named.
+func TestNodeHealthFailsABakeThatBreaksItsNode(t *testing.T) {
+	s := newScenario(t)
+	nodes := []*corev1.Node{
+		s.createNode("a", map[string]string{zoneLabel: "zone-a", "rack": "rack-1"}),
+		s.createNode("b", map[string]string{zoneLabel: "zone-a", "rack": "rack-2"}),
+	}
+	others := map[string]string{}
+	for _, node := range nodes {
+		others[node.Name] = s.runOtherPod(node.Name)
+	}
+	eds := s.newEDS("agent", imageV1)
+	eds.Spec.Strategy.RollingUpdate.Topology = &v1alpha1.RollingUpdateTopology{
+		Key: "rack", DomainBakeTime: &metav1.Duration{Duration: time.Hour},
+	}
+	eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Replicas: ptr.To(intstr.FromInt32(1)), ValidationMode: v1alpha1.CanaryValidationManual,
+		NodeSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"rack": "rack-1"}},
+		Analysis: &v1alpha1.CanaryAnalysis{
+			Interval: &metav1.Duration{Duration: time.Second},
+			Metrics:  []v1alpha1.AnalysisMetric{{Name: "node-health", NodeHealth: &v1alpha1.NodeHealthMetric{}}},
+		},
+	}
+	_, stable := s.createRolledOut(eds, nodes...)
+	s.setImage(eds, imageV2)
+	second, _ := s.runningCanary(eds.Name)
+	s.replaceOnNode(stable[nodes[0].Name], second)
+	s.annotate(eds, v1alpha1.CanaryValidatedAnnotation, second)
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.ActiveReplicaSet).To(gomega.Equal(second))
+		g.Expect(e.Status.Bake).NotTo(gomega.BeNil())
+		g.Expect(e.Status.Bake.Domain).To(gomega.Equal("rack-1"))
+		g.Expect(e.Status.Bake.Analysis).NotTo(gomega.BeNil())
+		g.Expect(e.Status.Bake.Analysis.Phase).To(gomega.Equal(v1alpha1.AnalysisSuccessful))
+	}).Should(gomega.Succeed())
+
+	s.breakPod(others[nodes[0].Name])
+	s.g.Eventually(func(g gomega.Gomega) {
+		e := s.getEDS(g, eds.Name)
+		g.Expect(e.Status.Bake.Analysis.Phase).To(gomega.Equal(v1alpha1.AnalysisFailed))
+		g.Expect(conditions.GetReason(e, v1alpha1.StalledCondition)).To(gomega.Equal(v1alpha1.ReasonDomainBakeFailed))
+		m := e.Status.Bake.Analysis.Metrics[0]
+		newest := m.Measurements[len(m.Measurements)-1]
+		g.Expect(newest.Nodes).To(gomega.ConsistOf(gomega.And(gomega.HaveField("Node", nodes[0].Name),
+			gomega.HaveField("Message", gomega.ContainSubstring(others[nodes[0].Name])))))
+		g.Expect(newest.Message).To(gomega.ContainSubstring("against 100% on the baseline (1 of 1)"))
+	}).Should(gomega.Succeed())
 }
