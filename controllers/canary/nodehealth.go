@@ -47,11 +47,11 @@ type HealthNodes struct {
 // its sample from one measurement to the next while canaries of other
 // agents spread over other nodes.
 func HealthNodesOf(seed string, nodes []*corev1.Node, judged []string, changed, unchanged []*corev1.Pod) HealthNodes {
-	started := map[string]time.Time{}
+	// One pass over the pods: a bake's are the whole cluster's.
+	started, newOn := firstStarts(changed)
+	isJudged := make(map[string]bool, len(judged))
 	for _, name := range judged {
-		if s := podStarted(changed, name); !s.IsZero() {
-			started[name] = s
-		}
+		isJudged[name] = true
 	}
 	oldOn := map[string]bool{}
 	for _, pod := range unchanged {
@@ -60,37 +60,53 @@ func HealthNodesOf(seed string, nodes []*corev1.Node, judged []string, changed, 
 		}
 	}
 	var out HealthNodes
-	zones := map[string]bool{}
-	var since time.Time
-	var sameZone []*corev1.Node
+	var candidates []*corev1.Node
 	for _, node := range nodes {
-		if placement.InMaintenance(node) {
-			continue
-		}
-		if s, ok := started[node.Name]; ok {
-			out.Judged = append(out.Judged, analysis.NodeObservation{Node: node, Since: s})
-			zones[zoneOf(node)] = true
-			if since.IsZero() || s.Before(since) {
-				since = s
-			}
-			continue
-		}
-		if oldOn[node.Name] && podStarted(changed, node.Name).IsZero() {
-			sameZone = append(sameZone, node)
+		switch {
+		case placement.InMaintenance(node):
+		case isJudged[node.Name] && !started[node.Name].IsZero():
+			out.Judged = append(out.Judged, analysis.NodeObservation{Node: node, Since: started[node.Name]})
+		case oldOn[node.Name] && !newOn[node.Name]:
+			candidates = append(candidates, node)
 		}
 	}
 	out.Judged, out.JudgedLeftOut = sample(seed, out.Judged, MaxJudgedNodes)
 	if len(out.Judged) == 0 {
 		return out
 	}
+	zones := map[string]bool{}
+	since := out.Judged[0].Since
+	for _, o := range out.Judged {
+		zones[zoneOf(o.Node)] = true
+		if o.Since.Before(since) {
+			since = o.Since
+		}
+	}
 	byZone := map[string][]analysis.NodeObservation{}
-	for _, node := range sameZone {
+	for _, node := range candidates {
 		if z := zoneOf(node); zones[z] {
 			byZone[z] = append(byZone[z], analysis.NodeObservation{Node: node, Since: since})
 		}
 	}
 	out.Baseline, out.BaselineLeftOut = spread(seed, byZone)
 	return out
+}
+
+// firstStarts is, per node, when the kubelet first started one of pods
+// there (as podStarted says for one node), and the nodes where a live one
+// of them is, started or not.
+func firstStarts(pods []*corev1.Pod) (started map[string]time.Time, on map[string]bool) {
+	started, on = map[string]time.Time{}, map[string]bool{}
+	for _, pod := range pods {
+		node := placement.TargetNode(pod)
+		if pod.DeletionTimestamp == nil {
+			on[node] = true
+		}
+		if s := pod.Status.StartTime; s != nil && (started[node].IsZero() || s.Time.Before(started[node])) {
+			started[node] = s.Time
+		}
+	}
+	return started, on
 }
 
 // spread takes at most MaxBaselineNodesPerZone nodes of each zone, then
