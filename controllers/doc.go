@@ -20,6 +20,12 @@
 // the measuring code is the canary's) and records in status.bake the last
 // domain whose bake passed, which the active replica set's planner reads.
 //
+// A nodeHealth metric, of the canary or of a bake, observes nodes
+// (extendeddaemonset_nodehealth.go): canary.HealthNodesOf, a pure
+// function, picks the nodes judged and their same-zone baseline from the
+// cached nodes and the ExtendedDaemonSet's pods, and the pods of other
+// workloads on each are listed around the cache, which holds only ours.
+//
 // The replica set reconciler runs the pods of one replica set with
 // rollout.Compute. The canary and the active replica set spend one budget:
 // each plans knowing what the other spends on its nodes (spentElsewhere),
