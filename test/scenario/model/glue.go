@@ -745,6 +745,7 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observatio
 		if c.trace != nil {
 			c.trace("%s creates a pod on %s", ers.Name, node)
 		}
+		c.creating(node)
 		name := fmt.Sprintf("%s-%s-%d", ers.Name, node, c.serial)
 		c.serial++
 		pod := placement.NewPod(&ers.Spec.Template, node, map[string]string{
@@ -1000,8 +1001,8 @@ func (c *Cluster) describe() string {
 		if !nodeReady(n) {
 			s += ":NotReady"
 		}
-		if n.Spec.Unschedulable {
-			s += ":cordoned"
+		if why := placement.Maintenance(n); why != "" {
+			s += ":" + why
 		}
 		nodes = append(nodes, s)
 	}
