@@ -80,9 +80,10 @@ func (r *ExtendedDaemonSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(extendedDaemonSetsOfNodeAnnotations),
 			builder.WithPredicates(store.ResourceOverridesChanged())).
 		// A canary node that goes NotReady fails, pauses or moves its
-		// canary now, not when the canary's duration ends.
+		// canary now, not when the canary's duration ends; one that enters
+		// maintenance moves it.
 		Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfCanaryNode),
-			builder.WithPredicates(store.NodeReadinessChanged())).
+			builder.WithPredicates(store.NodeReadinessOrMaintenanceChanged())).
 		// A DaemonSet a workloadRef names: its template's revisions, and its
 		// status, which moves with its pods.
 		Watches(&appsv1.DaemonSet{}, handler.EnqueueRequestsFromMapFunc(r.extendedDaemonSetsOfDaemonSet)).

@@ -118,7 +118,7 @@ func extendedDaemonSetProgress(eds *v1alpha1.ExtendedDaemonSet, obs edsObservati
 // current template's replica set runs on alone, available.
 func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDaemonSetReplicaSet, current *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	st := &eds.Status
-	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0, 0
+	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes, st.NodesInMaintenance = 0, 0, 0, 0, 0, 0, 0
 	for _, s := range sets {
 		role := canary.RoleOf(eds, s.Name)
 		if role != v1alpha1.ReplicaSetActive && role != v1alpha1.ReplicaSetCanary {
@@ -126,6 +126,7 @@ func sumReplicaSets(eds *v1alpha1.ExtendedDaemonSet, sets []*v1alpha1.ExtendedDa
 		}
 		st.Desired += s.Status.Desired
 		st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		st.NodesInMaintenance += s.Status.NodesInMaintenance
 		st.Current += s.Status.Current
 		st.Ready += s.Status.Ready
 		st.Available += s.Status.Available

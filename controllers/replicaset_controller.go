@@ -243,6 +243,11 @@ func (r *ReplicaSetReconciler) recordPlacementEvents(ers *v1alpha1.ExtendedDaemo
 			"nodes have not been Ready for too long: their agent no longer counts against maxUnavailable%v",
 			fluxevents.Detail(fmt.Sprintf("%d nodes", ers.Status.IgnoredUnresponsiveNodes)))
 	}
+	if ers.Status.NodesInMaintenance > before.NodesInMaintenance {
+		r.Recorder.Eventf(ers, nil, corev1.EventTypeNormal, "LeavingNodesInMaintenance", "RollingUpdate",
+			"nodes are in maintenance (draining, cordoned, disrupted or going away): their agent is left as it is and no longer counts against maxUnavailable%v",
+			fluxevents.Detail(fmt.Sprintf("%d nodes", ers.Status.NodesInMaintenance)))
+	}
 	if stalled := conditions.Get(ers, v1alpha1.StalledCondition); stalled != nil && stalled.Reason == v1alpha1.ReasonProgressDeadlineExceeded &&
 		!pastDeadline(before.Conditions) {
 		r.Recorder.Eventf(ers, nil, corev1.EventTypeWarning, v1alpha1.ReasonProgressDeadlineExceeded, "RollingUpdate",

@@ -87,7 +87,7 @@ const maxStuckNodesNamed = 5
 func deadlineMessage(obs *observation, actErr error) string {
 	var stuck []string
 	for _, node := range obs.input.Nodes {
-		if !node.ShouldRun || node.Unresponsive {
+		if !node.ShouldRun || node.Unresponsive || node.Maintenance {
 			continue
 		}
 		if cause := stuckOn(obs, obs.input.Pods[node.Name]); cause != "" {

@@ -198,7 +198,7 @@ func nodeBackoff(byKey map[string]time.Time, eds *v1alpha1.ExtendedDaemonSet) ma
 }
 
 // addNodes states, for every node the replica set takes care of, whether its
-// template fits there.
+// template fits there, and whether it is in maintenance (left alone).
 func (o *observation) addNodes(nodes []*corev1.Node, template *corev1.PodTemplateSpec, responsible func(string) bool) {
 	fitter := placement.NewFitter(template)
 	for _, node := range nodes {
@@ -208,7 +208,7 @@ func (o *observation) addNodes(nodes []*corev1.Node, template *corev1.PodTemplat
 		fit := fitter.Fit(node)
 		o.input.Nodes = append(o.input.Nodes, rollout.Node{
 			Name: node.Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
-			Unresponsive: o.unresponsive[node.Name], Domain: domainOf(node, o.topologyKey),
+			Unresponsive: o.unresponsive[node.Name], Maintenance: placement.InMaintenance(node), Domain: domainOf(node, o.topologyKey),
 		})
 	}
 }

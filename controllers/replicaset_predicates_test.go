@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
@@ -31,6 +32,28 @@ func TestPredicatesDropUpdatesThatChangeNothingWeRead(t *testing.T) {
 	g.Expect(nodes.Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
 	g.Expect(store.NodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
 	g.Expect(store.NodeReadinessChanged().Update(event.UpdateEvent{ObjectOld: node, ObjectNew: relabelled})).To(gomega.BeFalse())
+
+	// Entering or leaving maintenance wakes the replica sets and the
+	// canary, whether by a lifecycle condition, a taint or a deletion;
+	// a condition that puts no node in maintenance does not.
+	draining := node.DeepCopy()
+	draining.Status.Conditions = []corev1.NodeCondition{{Type: "DrainInProgress", Status: corev1.ConditionTrue}}
+	planned := node.DeepCopy()
+	planned.Status.Conditions = []corev1.NodeCondition{{Type: "MaintenancePlanned", Status: corev1.ConditionTrue}}
+	deleting := node.DeepCopy()
+	deleting.DeletionTimestamp = &metav1.Time{}
+	disrupted := node.DeepCopy()
+	disrupted.Spec.Taints = []corev1.Taint{{Key: "karpenter.sh/disrupted", Effect: corev1.TaintEffectNoSchedule}}
+	canaryNodes := store.NodeReadinessOrMaintenanceChanged()
+	for _, p := range []predicate.Funcs{nodes, canaryNodes} {
+		g.Expect(p.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: draining})).To(gomega.BeTrue(), "a drain starts")
+		g.Expect(p.Update(event.UpdateEvent{ObjectOld: draining, ObjectNew: node})).To(gomega.BeTrue(), "a drain ends")
+		g.Expect(p.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: deleting})).To(gomega.BeTrue(), "a deletion starts")
+		g.Expect(p.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: disrupted})).To(gomega.BeTrue(), "Karpenter disrupts")
+		g.Expect(p.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: planned})).To(gomega.BeFalse(), "maintenance planned only")
+	}
+	g.Expect(canaryNodes.Update(event.UpdateEvent{ObjectOld: unknown, ObjectNew: notReady})).To(gomega.BeTrue())
+	g.Expect(canaryNodes.Update(event.UpdateEvent{ObjectOld: node, ObjectNew: heartbeat})).To(gomega.BeFalse())
 
 	overridden := node.DeepCopy()
 	overridden.Annotations = map[string]string{v1alpha1.NodeResourcesAnnotationPrefix + "ns.agent.main": "{}"}

@@ -29,7 +29,7 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	running := runningNodes(obs.input)
 	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(running.current), int32(running.ready)
 	st.Available, st.UpToDate, st.Unschedulable = int32(running.available), int32(c.UpToDate), int32(c.Unschedulable)
-	st.IgnoredUnresponsiveNodes = int32(c.IgnoredUnresponsive)
+	st.IgnoredUnresponsiveNodes, st.NodesInMaintenance = int32(c.IgnoredUnresponsive), int32(c.InMaintenance)
 	st.Domains = nil
 	if obs.role == v1alpha1.ReplicaSetActive {
 		st.Domains = domainStatuses(c.Domains)
@@ -98,7 +98,8 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) outcom
 type nodeCounts struct{ current, ready, available int }
 
 // runningNodes counts, as a DaemonSet's status does, the desired nodes of
-// in (those the replica set should run a pod on, responsive) that run a
+// in (those the replica set should run a pod on, responsive, not in
+// maintenance) that run a
 // live pod of the ExtendedDaemonSet, a ready one, and an available one,
 // of this replica set or of one it replaces. Counting nodes rather than
 // pods, none exceeds the desired nodes: a surge, a duplicate, a pod on a
@@ -107,7 +108,7 @@ type nodeCounts struct{ current, ready, available int }
 func runningNodes(in rollout.Input) nodeCounts {
 	var n nodeCounts
 	for _, node := range in.Nodes {
-		if !node.ShouldRun || node.Unresponsive {
+		if !node.ShouldRun || node.Unresponsive || node.Maintenance {
 			continue
 		}
 		var current, ready, available bool

@@ -31,6 +31,12 @@ func tainted(key string, effect corev1.TaintEffect) func(*corev1.Node) {
 	return func(n *corev1.Node) { n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: key, Effect: effect}) }
 }
 
+func condition(t corev1.NodeConditionType, s corev1.ConditionStatus) func(*corev1.Node) {
+	return func(n *corev1.Node) {
+		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: t, Status: s})
+	}
+}
+
 func TestEligible(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -43,12 +49,18 @@ func TestEligible(t *testing.T) {
 		{"Ready unknown", readiness(corev1.ConditionUnknown), false},
 		{"no Ready condition", func(n *corev1.Node) { n.Status.Conditions = n.Status.Conditions[:1] }, false},
 		{"cordoned", func(n *corev1.Node) { n.Spec.Unschedulable = true }, false},
-		{"unschedulable taint", tainted(corev1.TaintNodeUnschedulable, corev1.TaintEffectNoSchedule), false},
 		{"disrupted by Karpenter", tainted("karpenter.sh/disrupted", corev1.TaintEffectNoSchedule), false},
 		{"not-ready taint", tainted(corev1.TaintNodeNotReady, corev1.TaintEffectNoExecute), false},
 		{"unreachable taint", tainted(corev1.TaintNodeUnreachable, corev1.TaintEffectNoSchedule), false},
 		{"removed by the cluster autoscaler", tainted("ToBeDeletedByClusterAutoscaler", corev1.TaintEffectNoSchedule), false},
 		{"being deleted", func(n *corev1.Node) { n.DeletionTimestamp = &metav1.Time{Time: start} }, false},
+		{"draining", condition("DrainInProgress", corev1.ConditionTrue), false},
+		{"drained", condition("Drained", corev1.ConditionTrue), false},
+		{"in maintenance", condition("MaintenanceInProgress", corev1.ConditionTrue), false},
+		{"shutting down", condition("GracefulNodeShutdownInProgress", corev1.ConditionTrue), false},
+		{"out of service", tainted(corev1.TaintNodeOutOfService, corev1.TaintEffectNoExecute), false},
+		{"maintenance only planned", condition("MaintenancePlanned", corev1.ConditionTrue), true},
+		{"a drain that ended", condition("DrainInProgress", corev1.ConditionFalse), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,6 +86,11 @@ func TestNewCandidate(t *testing.T) {
 	g.Expect(c).To(gomega.Equal(Candidate{Name: "node-00", Labels: map[string]string{"zone": "a"}, Restarts: 3}))
 	c = NewCandidate(readyNode("node-01", readiness(corev1.ConditionFalse)), 0)
 	g.Expect(c.Unhealthy).NotTo(gomega.BeEmpty())
+	g.Expect(c.Maintenance).To(gomega.BeEmpty(), "not Ready is no maintenance")
+	c = NewCandidate(readyNode("node-02", condition("DrainInProgress", corev1.ConditionTrue)), 0)
+	g.Expect(c.Maintenance).To(gomega.Equal("DrainInProgress"))
+	g.Expect(c.Unhealthy).To(gomega.Equal("the node is in maintenance: DrainInProgress"))
+	g.Expect(c.NotReady).To(gomega.BeFalse())
 }
 
 // TestSelectNodesPicksOnlyHealthyNodes: new picks are healthy nodes, while

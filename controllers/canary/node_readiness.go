@@ -12,7 +12,9 @@ import (
 
 // canaryNodes are the recorded canary nodes st keeps, and the verdict on
 // the canary for a node it may have broken. A node that is no candidate
-// any more (gone, relabelled) is not kept. A canary node that is not
+// any more (gone, relabelled) is not kept, nor is a node in maintenance:
+// it is judged nothing on (its agent may be evicted, its other pods go),
+// so SelectNodes replaces it as it replaces a vanished node. A canary node that is not
 // Ready is judged nothing on: its pod is not running, or no longer
 // reported. When it went NotReady after the canary pod started there, the
 // canary may be the cause (an agent can break its node): autoFail fails
@@ -34,7 +36,7 @@ func canaryNodes(in Input, st *v1alpha1.CanaryStatus) ([]string, Verdict) {
 	for _, name := range st.Nodes {
 		c := byName[name]
 		switch {
-		case c == nil:
+		case c == nil, c.Maintenance != "":
 			continue
 		case !c.NotReady:
 			kept = append(kept, name)

@@ -145,3 +145,58 @@ func TestStepPauseForANotReadyNodeWaitsForAPerson(t *testing.T) {
 	in.Annotations = map[string]string{v1alpha1.CanaryUnpausedAnnotation: "rs-2"}
 	res = expectOutcome(g, in, outcome{promote: true, transition: Promoted})
 }
+
+// inMaintenance puts candidate name in maintenance for why.
+func inMaintenance(in *Input, name, why string) {
+	for i := range in.Candidates {
+		if in.Candidates[i].Name == name {
+			in.Candidates[i].Maintenance = why
+			in.Candidates[i].Unhealthy = "the node is in maintenance: " + why
+		}
+	}
+}
+
+// A recorded canary node that enters maintenance is neither kept nor
+// judged: it is replaced by a new pick, as a vanished node is, whatever
+// autoFail and autoPause say, and even when it also went NotReady after
+// the canary started there (a drain, not the canary, took it down).
+func TestStepReplacesACanaryNodeInMaintenance(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mutate func(*Input)
+		nodes  []string
+	}{
+		"draining": {func(in *Input) { inMaintenance(in, "node-01", "DrainInProgress") }, []string{"node-00"}},
+		"cordoned and NotReady after the canary started": {func(in *Input) {
+			in.Pods = []*corev1.Pod{canaryPod("rs-2-x", startedOn("node-01", start.Add(time.Second)))}
+			notReadySince(in, "node-01", start.Add(5*time.Second))
+			inMaintenance(in, "node-01", "cordoned")
+		}, []string{"node-00"}},
+		"two canary nodes, one taken by Karpenter": {func(in *Input) {
+			in.Strategy.Replicas = ptr.To(intstr.FromInt32(2))
+			in.Status.Nodes = []string{"node-00", "node-01"}
+			inMaintenance(in, "node-00", "taint karpenter.sh/disrupted")
+		}, []string{"node-01", "node-02"}},
+		"every other node in maintenance: the canary waits": {func(in *Input) {
+			for _, n := range []string{"node-00", "node-01", "node-02"} {
+				inMaintenance(in, n, "cordoned")
+			}
+		}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			in := stepInput(11*time.Minute, &v1alpha1.CanaryStrategy{
+				Duration:  dur(10 * time.Minute),
+				AutoPause: &v1alpha1.CanaryAutoPause{Enabled: ptr.To(true)},
+				AutoFail:  &v1alpha1.CanaryAutoFail{Enabled: ptr.To(true)},
+			})
+			tc.mutate(&in)
+			want := outcome{}
+			if tc.nodes == nil {
+				want = outcome{reason: ReasonWaitingForNodes}
+			}
+			res := expectOutcome(g, in, want)
+			g.Expect(res.Status.Nodes).To(gomega.Equal(tc.nodes))
+			g.Expect(res.Promote).To(gomega.BeFalse(), "a replaced node is judged anew, never promoted on")
+		})
+	}
+}

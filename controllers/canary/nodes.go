@@ -41,10 +41,14 @@ type Candidate struct {
 	// node whose agent already restarts would blame the canary for it.
 	Restarts int32
 	// Unhealthy says why the node is no new pick (see Eligible), empty when
-	// it is one. A canary already on the node keeps it (a cordoned node
-	// still runs its agent), unless the node is not Ready: then nothing
-	// is judged there, and canaryNodes fails, pauses or replaces it.
+	// it is one. A canary already on the node keeps it unless the node is
+	// in maintenance (Maintenance) or not Ready: then nothing is judged
+	// there, and canaryNodes replaces it (or, not Ready, fails or pauses
+	// the canary).
 	Unhealthy string
+	// Maintenance says why the node is in maintenance
+	// (placement.Maintenance), empty when it is not.
+	Maintenance string
 	// NotReady: the node's kubelet does not report it Ready (False or
 	// Unknown), since NotReadySince; zero when nothing says since when.
 	NotReady      bool
@@ -55,35 +59,27 @@ type Candidate struct {
 // restarts times.
 func NewCandidate(node *corev1.Node, restarts int32) Candidate {
 	_, why := Eligible(node)
-	c := Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why}
+	c := Candidate{Name: node.Name, Labels: node.Labels, Restarts: restarts, Unhealthy: why, Maintenance: placement.Maintenance(node)}
 	if r := placement.NodeReadiness(node); !r.Ready() {
 		c.NotReady, c.NotReadySince = true, r.Since
 	}
 	return c
 }
 
-// unhealthyTaints mark nodes that are down or on their way out: a canary
+// notReadyTaints are the node lifecycle controller's signs that a node is
+// down, set before (or without) its Ready condition saying so: a canary
 // there would fail, or be judged, for reasons that are not its own.
-var unhealthyTaints = []string{
-	corev1.TaintNodeUnschedulable,
-	corev1.TaintNodeNotReady,
-	corev1.TaintNodeUnreachable,
-	"karpenter.sh/disrupted",
-	"ToBeDeletedByClusterAutoscaler",
-}
+var notReadyTaints = []string{corev1.TaintNodeNotReady, corev1.TaintNodeUnreachable}
 
 // Eligible says whether node makes a good new canary node and, when not,
-// why: it must be Ready, schedulable, not drained or disrupted, and not
-// going away.
+// why: it must not be in maintenance (placement.Maintenance: draining,
+// cordoned, disrupted, going away) and must be Ready.
 func Eligible(node *corev1.Node) (bool, string) {
-	if node.DeletionTimestamp != nil {
-		return false, "the node is being deleted"
-	}
-	if node.Spec.Unschedulable {
-		return false, "the node is cordoned"
+	if why := placement.Maintenance(node); why != "" {
+		return false, "the node is in maintenance: " + why
 	}
 	for _, t := range node.Spec.Taints {
-		if slices.Contains(unhealthyTaints, t.Key) {
+		if slices.Contains(notReadyTaints, t.Key) {
 			return false, fmt.Sprintf("the node has taint %s", t.Key)
 		}
 	}

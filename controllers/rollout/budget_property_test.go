@@ -16,6 +16,9 @@ import (
 type fleet struct {
 	nodes  []string
 	canary map[string]bool
+	// maintenance are the nodes in maintenance now: left alone, their
+	// agents out of the budgets.
+	maintenance map[string]bool
 	// pods by node; Pod.New is meaningless here, owner says whose pod it is.
 	pods    map[string][]fleetPod
 	params  Params
@@ -42,7 +45,7 @@ func (f *fleet) side(rs string) Input {
 		if f.canary[name] != (rs == canaryRS) {
 			continue
 		}
-		in.Nodes = append(in.Nodes, Node{Name: name, ShouldRun: true, ShouldContinueRunning: true})
+		in.Nodes = append(in.Nodes, Node{Name: name, ShouldRun: true, ShouldContinueRunning: true, Maintenance: f.maintenance[name]})
 		for _, p := range f.pods[name] {
 			pod := p.Pod
 			pod.New = p.owner == rs
@@ -82,11 +85,12 @@ func (f *fleet) apply(rs string, plan Plan) {
 	}
 }
 
-// unavailable counts nodes without an available pod, whoever owns it.
+// unavailable counts nodes without an available pod, whoever owns it,
+// nodes in maintenance aside.
 func (f *fleet) unavailable() int {
 	n := 0
 	for _, node := range f.nodes {
-		if !slices.ContainsFunc(f.pods[node], func(p fleetPod) bool { return p.Available(f.params.MinReady, f.now) }) {
+		if !f.maintenance[node] && !slices.ContainsFunc(f.pods[node], func(p fleetPod) bool { return p.Available(f.params.MinReady, f.now) }) {
 			n++
 		}
 	}
@@ -111,9 +115,22 @@ func (f *fleet) surging() int {
 }
 
 // settle lets time pass: pods being created become ready, pods terminating
-// go away, each with a chance.
-func (f *fleet) settle(r *rand.Rand) {
+// go away, each with a chance. While maintenance lasts, nodes enter and
+// leave it, and a drain takes the agents of some nodes in it down.
+func (f *fleet) settle(r *rand.Rand, maintenance bool) {
 	f.now = f.now.Add(time.Second)
+	for _, node := range f.nodes {
+		switch {
+		case !maintenance:
+			delete(f.maintenance, node)
+		case r.IntN(20) == 0:
+			f.maintenance[node] = !f.maintenance[node]
+		case f.maintenance[node] && r.IntN(4) == 0:
+			for i := range f.pods[node] {
+				f.pods[node][i].ReadySince = time.Time{}
+			}
+		}
+	}
 	for node, pods := range f.pods {
 		kept := pods[:0]
 		for _, p := range pods {
@@ -147,7 +164,7 @@ func (f *fleet) done() bool {
 
 func genFleet(r *rand.Rand) *fleet {
 	n := 2 + r.IntN(30)
-	f := &fleet{canary: map[string]bool{}, pods: map[string][]fleetPod{}, now: time.Unix(1_000_000, 0)}
+	f := &fleet{canary: map[string]bool{}, maintenance: map[string]bool{}, pods: map[string][]fleetPod{}, now: time.Unix(1_000_000, 0)}
 	f.params = genParams(r, n)
 	f.params.MinReady, f.params.SlowStartInterval, f.params.Paused, f.params.Frozen = 0, 0, false, false
 	canaries := 1 + r.IntN(n)
@@ -195,6 +212,9 @@ func genFleet(r *rand.Rand) *fleet {
 // order, and checks that together they never take more nodes down than
 // maxUnavailable nor surge on more than maxSurge nodes, and that the fleet
 // ends with the canary on its nodes and the active template elsewhere.
+// For its first rounds, nodes enter and leave maintenance, and some of
+// their agents go down: those count against neither budget, and a node
+// entering maintenance mid-surge still ends its surge.
 func TestPropertyCanaryAndActiveShareOneBudget(t *testing.T) {
 	seed, only := propertySeed(t)
 	for c := range 300 {
@@ -213,7 +233,11 @@ func TestPropertyCanaryAndActiveShareOneBudget(t *testing.T) {
 			}
 			for _, rs := range order {
 				uBefore, sBefore := f.unavailable(), f.surging()
-				f.apply(rs, f.plan(rs))
+				plan := f.plan(rs)
+				if touched := f.touchedInMaintenance(plan); touched != "" {
+					t.Fatalf("seed %d case %d round %d: %s %s", seed, c, round, rs, touched)
+				}
+				f.apply(rs, plan)
 				if u := f.unavailable(); u > f.params.MaxUnavailable && u > uBefore {
 					t.Fatalf("seed %d case %d round %d: %s took %d nodes down (was %d), maxUnavailable %d, maxSurge %d",
 						seed, c, round, rs, u, uBefore, f.params.MaxUnavailable, f.params.MaxSurge)
@@ -223,10 +247,36 @@ func TestPropertyCanaryAndActiveShareOneBudget(t *testing.T) {
 						seed, c, round, rs, s, sBefore, f.params.MaxSurge)
 				}
 			}
-			f.settle(r)
+			f.settle(r, round < maintenanceRounds)
 		}
 	}
 }
+
+// touchedInMaintenance says what plan does on a node in maintenance
+// other than ending a surge there, empty when nothing.
+func (f *fleet) touchedInMaintenance(plan Plan) string {
+	for _, node := range plan.Create {
+		if f.maintenance[node] {
+			return "creates a pod on " + node + ", in maintenance"
+		}
+	}
+	for _, d := range plan.Delete {
+		if f.maintenance[d.Node] && d.Reason != DeleteSurgeEnded {
+			return fmt.Sprintf("deletes %s on %s, in maintenance (%s)", d.Pod, d.Node, d.Reason)
+		}
+	}
+	for _, u := range plan.UpdateInPlace {
+		if f.maintenance[u.Node] {
+			return "updates " + u.Pod + " in place on " + u.Node + ", in maintenance"
+		}
+	}
+	return ""
+}
+
+// maintenanceRounds is how long nodes go in and out of maintenance in
+// TestPropertyCanaryAndActiveShareOneBudget before it lets the fleet
+// converge.
+const maintenanceRounds = 60
 
 // TestCanaryReplacedUnderTheBudget is the first report of the budget being
 // broken: 6 nodes, maxUnavailable 1, a canary on half of them.

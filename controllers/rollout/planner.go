@@ -76,9 +76,16 @@ type planner struct {
 
 func (p *planner) observeNode(node *Node) {
 	if node.Unresponsive {
-		if node.ShouldRun {
+		switch {
+		case node.Maintenance && node.ShouldContinueRunning:
+			p.plan.Counts.InMaintenance++
+		case node.ShouldRun && !node.Maintenance:
 			p.plan.Counts.IgnoredUnresponsive++
 		}
+		return
+	}
+	if node.Maintenance {
+		p.leaveInMaintenance(node)
 		return
 	}
 	p.cur = nil
@@ -163,6 +170,43 @@ func (p *planner) observeNode(node *Node) {
 	// A duplicate deleted now terminates: no new pod beside what is left
 	// until it is gone.
 	p.placeOnDesiredNode(node, newPod, oldPod, terminating || len(newPods) > 1 || len(oldPods) > 1)
+}
+
+// leaveInMaintenance leaves a node in maintenance with the agent it has:
+// nothing is created, replaced or updated there, and nothing counts
+// against the budgets. A surge the maintenance caught still ends, so that
+// the node holds one agent: the new pod when it is available (the surge
+// succeeded), else the old one it ran before; the others are deleted, and
+// the node holds its place in the surge budget until they are gone. An
+// old pod whose gate was closed for an in-place update is reopened: the
+// update does not go on there.
+func (p *planner) leaveInMaintenance(node *Node) {
+	if node.ShouldContinueRunning {
+		p.plan.Counts.InMaintenance++
+	}
+	var live []Pod
+	for _, pod := range p.in.Pods[node.Name] {
+		if !pod.Terminating {
+			live = append(live, pod)
+		}
+	}
+	if len(live) > 1 {
+		slices.SortFunc(live, p.compareForKeeping)
+		keep := slices.IndexFunc(live, func(pod Pod) bool { return pod.New && p.available(&pod) })
+		if keep < 0 {
+			keep = max(0, slices.IndexFunc(live, func(pod Pod) bool { return !pod.New }))
+		}
+		for i, pod := range live {
+			if i != keep {
+				p.remove(pod, DeleteSurgeEnded)
+			}
+		}
+		p.plan.Counts.SurgeEnding++
+		live = live[keep : keep+1]
+	}
+	if len(live) == 1 && !live[0].New && live[0].GateClosed {
+		p.plan.Reopen = append(p.plan.Reopen, live[0].Name)
+	}
 }
 
 // placeOnDesiredNode decides for a node that should run a pod.

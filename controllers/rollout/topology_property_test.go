@@ -117,11 +117,11 @@ func (z *zoned) budget(desired int) int {
 }
 
 // unavailable counts, in all and per domain, the nodes without an
-// available live pod.
+// available live pod, nodes in maintenance aside.
 func (z *zoned) unavailable() (total int, byDomain map[string]int) {
 	byDomain = map[string]int{}
 	for _, node := range z.nodes {
-		if !slices.ContainsFunc(z.pods[node.Name], func(p Pod) bool {
+		if !node.Maintenance && !slices.ContainsFunc(z.pods[node.Name], func(p Pod) bool {
 			return !p.Terminating && p.Available(z.params.MinReady, z.now)
 		}) {
 			total++
@@ -131,12 +131,13 @@ func (z *zoned) unavailable() (total int, byDomain map[string]int) {
 	return total, byDomain
 }
 
-// bakedAt says when domain is done and baked: every node runs one live,
-// available new pod and no old one, and the last of them has been
-// available for the bake time. ok is false while the domain is not done.
+// bakedAt says when domain is done and baked: every node not in
+// maintenance runs one live, available new pod and no old one, and the
+// last of them has been available for the bake time. ok is false while
+// the domain is not done.
 func (z *zoned) bakedAt(domain string) (at time.Time, ok bool) {
 	for _, node := range z.nodes {
-		if node.Domain != domain {
+		if node.Domain != domain || node.Maintenance {
 			continue
 		}
 		var live []Pod
@@ -197,9 +198,24 @@ func (z *zoned) apply(plan Plan) {
 
 // settle lets a few seconds pass: pods terminating go away, pods starting
 // become ready, each with a chance, and, when crashes is set, now and then
-// an available new pod crashes, which sends its domain back to Updating.
+// an available new pod crashes, which sends its domain back to Updating,
+// and nodes enter and leave maintenance, where a drain may take their
+// agents down.
 func (z *zoned) settle(r *rand.Rand, crashes bool) {
 	z.now = z.now.Add(time.Duration(1+r.IntN(10)) * time.Second)
+	for i := range z.nodes {
+		node := &z.nodes[i]
+		switch {
+		case !crashes:
+			node.Maintenance = false
+		case r.IntN(30) == 0:
+			node.Maintenance = !node.Maintenance
+		case node.Maintenance && r.IntN(4) == 0:
+			for j := range z.pods[node.Name] {
+				z.pods[node.Name][j].ReadySince = time.Time{}
+			}
+		}
+	}
 	for node, pods := range z.pods {
 		kept := pods[:0]
 		for _, p := range pods {
@@ -219,7 +235,9 @@ func (z *zoned) settle(r *rand.Rand, crashes bool) {
 
 // TestPropertyTopologyRollout rolls random fleets out domain by domain and
 // checks, after every plan carried out, that neither the global budget nor
-// any domain's was exceeded by the plan, that a Sequential rollout touched
+// any domain's was exceeded by the plan (nodes in maintenance, which come
+// and go while crashes last, out of both), that no old pod of a node in
+// maintenance was replaced, that a Sequential rollout touched
 // no old pod of a domain before every earlier domain was done and baked,
 // and, with judged bakes, before its bake analysis passed, and that every
 // node ends on the new template, unless a bake analysis never passes.
@@ -247,14 +265,27 @@ func TestPropertyTopologyRollout(t *testing.T) {
 			}
 			desired := map[string]int{}
 			for _, node := range z.nodes {
-				desired[node.Domain]++
+				if !node.Maintenance {
+					desired[node.Domain]++
+				}
 			}
 			uBefore, dBefore := z.unavailable()
 			plan := Compute(z.input())
+			for _, node := range z.touched(plan) {
+				if z.nodes[slices.IndexFunc(z.nodes, func(n Node) bool { return n.Name == node })].Maintenance {
+					fail(round, "node %s in maintenance has its old pod replaced", node)
+				}
+			}
 			if z.params.Topology.Sequential {
 				for _, node := range z.touched(plan) {
 					domain := z.domainOf(node)
 					for _, earlier := range z.order[:slices.Index(z.order, domain)] {
+						if desired[earlier] == 0 {
+							// Every node of it in maintenance: the domain
+							// has nothing to roll now, and waiting for it
+							// would let maintenance block the rollout.
+							continue
+						}
 						if at, done := z.bakedAt(earlier); !done || z.now.Before(at) || !z.passed(earlier) {
 							fail(round, "node %s of domain %s touched before domain %s was done and baked (done %t, baked at %s, now %s, analysis passed %t)",
 								node, domain, earlier, done, at, z.now, z.passed(earlier))

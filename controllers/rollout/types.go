@@ -21,6 +21,14 @@ type Node struct {
 	// stays terminating until the node returns), so the node is left alone
 	// and does not count against the budgets.
 	Unresponsive bool
+	// Maintenance: the node is in maintenance (placement.Maintenance:
+	// draining, cordoned, disrupted, going away). It keeps the agent it
+	// has, as an unresponsive node does: no pod is created, replaced or
+	// updated in place there, it is not desired, and its agent's being
+	// unavailable counts against neither MaxUnavailable nor its domain's
+	// budget, so maintenance neither blocks a rollout nor eats its budget.
+	// A surge it caught still ends, leaving one agent on the node.
+	Maintenance bool
 	// ShouldContinueRunning: pods already here may stay. True when
 	// ShouldRun is; also true when only a NoSchedule taint is untolerated,
 	// which, as for DaemonSets, keeps running pods but places no new ones.
@@ -213,6 +221,10 @@ type Counts struct {
 	SurgeEnding int
 	// IgnoredUnresponsive is the number of unresponsive nodes left alone.
 	IgnoredUnresponsive int
+	// InMaintenance is the number of nodes in maintenance left alone among
+	// those whose agent may run there (ShouldContinueRunning), responsive
+	// or not.
+	InMaintenance int
 	// Domains describe the domains of the topology, in order; nil without
 	// one.
 	Domains []DomainCounts

@@ -50,7 +50,7 @@ func expectReady(g gomega.Gomega, eds *v1alpha1.ExtendedDaemonSet) {
 // status done, the active replica set holding the EDS's template, and one
 // Running, Ready pod of it per node and none elsewhere, except the kept
 // pods, which must still run untouched on nodes that take no new pod
-// (untolerated NoSchedule taint). It returns the EDS and its active replica
+// (untolerated NoSchedule taint, maintenance). It returns the EDS and its active replica
 // set as last seen.
 func (s *scenario) expectRolledOut(eds *v1alpha1.ExtendedDaemonSet, version string, nodes []string, kept ...corev1.Pod) (*v1alpha1.ExtendedDaemonSet, *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	s.t.Helper()

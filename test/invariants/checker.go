@@ -42,6 +42,10 @@ const (
 	// FailedTemplate: a pod of a failed canary template outside the canary's
 	// nodes.
 	FailedTemplate Rule = "FailedTemplate"
+	// CanaryInMaintenance: a canary pod created on a node that was in
+	// maintenance (placement.Maintenance) since before the controller
+	// could have seen it (ReactionTime).
+	CanaryInMaintenance Rule = "CanaryInMaintenance"
 )
 
 // Violation is one broken promise.
@@ -84,7 +88,9 @@ type Checker struct {
 	Note func(at time.Time, line string)
 
 	nodes map[string]*corev1.Node
-	sets  map[string]*setState
+	// inMaintenance is when each node in maintenance was first seen so.
+	inMaintenance map[string]time.Time
+	sets          map[string]*setState
 	// daemonSets are the DaemonSets of the namespace, by name: an
 	// ExtendedDaemonSet whose workloadRef names one runs its pods, at its
 	// template.
@@ -170,7 +176,7 @@ type suspect struct {
 func NewChecker(fieldManager string) *Checker {
 	return &Checker{
 		FieldManager: fieldManager,
-		nodes:        map[string]*corev1.Node{}, sets: map[string]*setState{}, daemonSets: map[string]*appsv1.DaemonSet{},
+		nodes:        map[string]*corev1.Node{}, inMaintenance: map[string]time.Time{}, sets: map[string]*setState{}, daemonSets: map[string]*appsv1.DaemonSet{},
 		pods: map[types.UID]podInfo{}, onNode: map[string]map[types.UID]bool{}, created: map[string]int{},
 		lastAvailable: map[string]time.Time{}, reported: map[string]bool{},
 	}
@@ -230,6 +236,13 @@ func (c *Checker) Node(node *corev1.Node, deleted bool, now time.Time) {
 		c.moved("", "", now)
 	}
 	c.seeAvailable(node.Name, now)
+	switch _, was := c.inMaintenance[node.Name]; {
+	case deleted || !placement.InMaintenance(node):
+		delete(c.inMaintenance, node.Name)
+	case !was:
+		c.inMaintenance[node.Name] = now
+		c.note(now, "node %s in maintenance: %s", node.Name, placement.Maintenance(node))
+	}
 	if deleted {
 		delete(c.nodes, node.Name)
 		c.note(now, "node %s deleted", node.Name)
@@ -376,6 +389,7 @@ func (c *Checker) Pod(pod *corev1.Pod, deleted bool, now time.Time) {
 		if !known && c.synced {
 			c.created[info.node+"/"+info.replicaSet]++
 			c.note(now, "pod %s on %s (%s) created", pod.Name, info.node, info.replicaSet)
+			c.checkCanaryPlacement(info, now)
 		} else if known && (prev.ready != info.ready || prev.terminating != info.terminating || prev.updating != info.updating) {
 			c.note(now, "pod %s on %s (%s) ready=%t terminating=%t updating=%t", pod.Name, info.node, info.replicaSet, info.ready, info.terminating, info.updating)
 		}
@@ -426,12 +440,33 @@ func (c *Checker) Flush(now time.Time) {
 	c.settlePromotions(now, true)
 }
 
+// checkCanaryPlacement judges a pod created at now: a canary pod goes on
+// no node in maintenance, unless the node entered it too recently for the
+// controller to know.
+func (c *Checker) checkCanaryPlacement(p podInfo, now time.Time) {
+	s := c.sets[p.eds]
+	if s == nil {
+		return
+	}
+	cs := s.eds.Status.Canary
+	if cs == nil || cs.ReplicaSet != p.replicaSet || cs.ReplicaSet == s.eds.Status.ActiveReplicaSet {
+		return
+	}
+	since, ok := c.inMaintenance[p.node]
+	if !ok || !since.Before(now.Add(-c.reactionTime())) {
+		return
+	}
+	c.violate(now, CanaryInMaintenance, "eds %s: canary pod %s (%s) created on node %s, in maintenance (%s) since %s",
+		p.eds, p.name, p.replicaSet, p.node, placement.Maintenance(c.nodes[p.node]), since.Format("15:04:05.000"))
+}
+
 // place decides whether node is desired for s, after a change of the node
-// or of the template.
+// or of the template. A node in maintenance is not: its agent counts
+// against no budget, as the controller counts it.
 func (c *Checker) place(s *setState, name string) {
 	node, exists := c.nodes[name]
 	template := c.templateOf(s)
-	want := exists && template != nil && nodeReady(node) && placement.NodeFit(template, node).ShouldRun
+	want := exists && template != nil && nodeReady(node) && !placement.InMaintenance(node) && placement.NodeFit(template, node).ShouldRun
 	switch {
 	case want && !s.desired[name]:
 		s.desired[name] = true

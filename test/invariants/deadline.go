@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // Hanging: a change of template or of a steering value left the
@@ -176,14 +177,14 @@ func (c *Checker) moved(eds, key string, now time.Time) {
 }
 
 // nodeShape is what of a node a rollout answers to: readiness,
-// schedulability, labels, taints.
+// schedulability, maintenance, labels, taints.
 func nodeShape(node *corev1.Node) string {
 	keys := make([]string, 0, len(node.Labels))
 	for k, v := range node.Labels {
 		keys = append(keys, k+"="+v)
 	}
 	sort.Strings(keys)
-	return fmt.Sprintf("%t %t %v %v", nodeReady(node), node.Spec.Unschedulable, keys, node.Spec.Taints)
+	return fmt.Sprintf("%t %t %q %v %v", nodeReady(node), node.Spec.Unschedulable, placement.Maintenance(node), keys, node.Spec.Taints)
 }
 
 // allowance is how long eds's rollout may go on after the last thing that

@@ -20,6 +20,10 @@
 //     it was promoted (a canary whose node died ran on nothing there);
 //   - no change of an ExtendedDaemonSet's spec by the controller;
 //   - no pod of a failed canary template outside the canary's nodes;
+//   - no canary pod created on a node in maintenance (placement.Maintenance:
+//     draining, cordoned, disrupted, going away), unless it entered
+//     maintenance too recently for the controller to know; and a node in
+//     maintenance counts against no budget above;
 //   - every change of template or steering value ends, Ready, Stalled or
 //     waiting for a person, within what the spec allows
 //     (progressDeadlineSeconds, the canary's duration or steps, its

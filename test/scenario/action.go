@@ -66,6 +66,12 @@ const (
 	// HoldKubelet makes the kubelet leave the pods it creates from now on
 	// Pending and not ready (On) or start them again as usual (off).
 	HoldKubelet
+	// DrainNode starts (On) or ends a drain of the Index-th node: its
+	// DrainInProgress lifecycle condition turns True, or False.
+	DrainNode
+	// DisruptNode taints (On) the Index-th node karpenter.sh/disrupted, as
+	// Karpenter does before taking it away, or removes the taint.
+	DisruptNode
 
 	numKinds
 )
@@ -94,6 +100,8 @@ var kindNames = [...]string{
 	Wait:                 "wait",
 	Toggle:               "toggle",
 	HoldKubelet:          "hold-kubelet",
+	DrainNode:            "drain",
+	DisruptNode:          "disrupt",
 }
 
 func (k Kind) String() string {
@@ -288,6 +296,11 @@ func (a Action) String() string {
 		return fmt.Sprintf("add a node in zone %d", a.Zone)
 	case RemoveNode, CordonNode, UncordonNode, NodeNotReady, NodeReady:
 		return fmt.Sprintf("%s node #%d", a.Kind, a.Index)
+	case DrainNode, DisruptNode:
+		if a.On {
+			return fmt.Sprintf("%s node #%d", a.Kind, a.Index)
+		}
+		return fmt.Sprintf("end the %s of node #%d", a.Kind, a.Index)
 	case PodFails, PodCrashLoops, PodEvicted, PodReady:
 		return fmt.Sprintf("%s: %s #%d", a.Kind, a.Pod, a.Index)
 	case AnalysisVerdict:

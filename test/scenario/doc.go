@@ -8,7 +8,8 @@
 // skip-step, retry; through its annotation or its spec twin; for the
 // running canary, an earlier replica set or a name nobody made), the
 // rolling update paused, frozen or rolled back, a node added, removed,
-// cordoned, turning NotReady and back, an agent or canary pod failing,
+// cordoned, drained or disrupted by Karpenter (and back), turning NotReady
+// and back, an agent or canary pod failing,
 // crash-looping, evicted or becoming ready, an analysis verdict arriving on
 // time, late or never, time passing, and the settings that change how a
 // rollout runs (canary steps, topology zones, in-place updates, the

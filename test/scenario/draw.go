@@ -52,6 +52,11 @@ var defaultWeights = [numKinds]int{
 	Wait:                 20,
 	Toggle:               4,
 	HoldKubelet:          1,
+	// Drains and disruptions are drawn by the tests that ask for them
+	// (Options.Weights): a default weight would change every sequence
+	// the seeds of the other tests stand for.
+	DrainNode:   0,
+	DisruptNode: 0,
 }
 
 func (o Options) weight(k Kind) int {
@@ -129,6 +134,8 @@ func Draw(rng *rand.Rand, n int, opts Options) []Action {
 			a.Zone = rng.IntN(zones)
 		case RemoveNode, CordonNode, UncordonNode, NodeNotReady, NodeReady:
 			a.Index = rng.IntN(64)
+		case DrainNode, DisruptNode:
+			a.Index, a.On = rng.IntN(64), rng.IntN(2) == 0
 		case PodFails, PodCrashLoops, PodEvicted, PodReady:
 			a.Pod, a.Index = PodOf(rng.IntN(int(numPodOfs))), rng.IntN(64)
 		case AnalysisVerdict:

@@ -25,14 +25,15 @@ func UpdatedWhen[T any](changed func(oldObj, newObj T) bool) predicate.Funcs {
 }
 
 // NodePlacementChanged lets through node events that can change where pods
-// go: a node added or deleted, or its labels, taints or readiness changed.
+// go: a node added or deleted, its labels, taints or readiness changed, or
+// it entered or left maintenance (a lifecycle condition, a deletion).
 // Kubelets update node status every few seconds; those updates are dropped.
 func NodePlacementChanged() predicate.Funcs {
 	return UpdatedWhen(func(oldNode, newNode *corev1.Node) bool {
 		return !reflect.DeepEqual(oldNode.Labels, newNode.Labels) ||
 			!reflect.DeepEqual(oldNode.Spec.Taints, newNode.Spec.Taints) ||
 			oldNode.Spec.Unschedulable != newNode.Spec.Unschedulable ||
-			readinessChanged(oldNode, newNode)
+			readinessChanged(oldNode, newNode) || maintenanceChanged(oldNode, newNode)
 	})
 }
 
@@ -40,8 +41,21 @@ func NodePlacementChanged() predicate.Funcs {
 // readiness (Ready True, False or Unknown).
 func NodeReadinessChanged() predicate.Funcs { return UpdatedWhen(readinessChanged) }
 
+// NodeReadinessOrMaintenanceChanged lets through node events that change
+// the node's readiness or why it is in maintenance: what moves a canary
+// off its node.
+func NodeReadinessOrMaintenanceChanged() predicate.Funcs {
+	return UpdatedWhen(func(oldNode, newNode *corev1.Node) bool {
+		return readinessChanged(oldNode, newNode) || maintenanceChanged(oldNode, newNode)
+	})
+}
+
 func readinessChanged(oldNode, newNode *corev1.Node) bool {
 	return placement.NodeReadiness(oldNode).Status != placement.NodeReadiness(newNode).Status
+}
+
+func maintenanceChanged(oldNode, newNode *corev1.Node) bool {
+	return placement.Maintenance(oldNode) != placement.Maintenance(newNode)
 }
 
 // ResourceOverridesChanged lets through node events that can change which

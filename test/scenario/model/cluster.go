@@ -17,13 +17,16 @@ import (
 
 // Names of the model's objects.
 const (
-	namespace   = "agents"
-	edsName     = "agent"
-	zoneLabel   = "topology.kubernetes.io/zone"
-	oldDSName   = "old-agent"
-	container   = "agent"
-	heldReason  = "ImagePullBackOff"
-	crashReason = "CrashLoopBackOff"
+	namespace = "agents"
+	edsName   = "agent"
+	zoneLabel = "topology.kubernetes.io/zone"
+	// karpenterDisrupted is the taint Karpenter puts on a node it takes
+	// away: one of the ways a node enters maintenance.
+	karpenterDisrupted = "karpenter.sh/disrupted"
+	oldDSName          = "old-agent"
+	container          = "agent"
+	heldReason         = "ImagePullBackOff"
+	crashReason        = "CrashLoopBackOff"
 	// tick is how far the clock moves between two kubelet and controller
 	// rounds while time passes.
 	tick = 5 * time.Second

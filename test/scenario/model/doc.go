@@ -2,7 +2,8 @@
 // cluster through the controller's real decisions, and checks the
 // promises of an ExtendedDaemonSet after every step.
 //
-// The cluster is plain data: nodes (zone label, Ready condition, cordon),
+// The cluster is plain data: nodes (zone label, Ready condition, cordon,
+// a DrainInProgress condition, Karpenter's disruption taint),
 // pods (phase, Ready condition, restarts), one ExtendedDaemonSet (spec,
 // annotations, status), its replica sets, and optionally the DaemonSet it
 // takes over. A fake clock moves in ticks; at each tick a simulated

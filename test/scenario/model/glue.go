@@ -446,7 +446,7 @@ func (o *observation) addNodes(nodes []*corev1.Node, fitter *placement.Fitter, r
 		fit := fitter.Fit(node)
 		o.input.Nodes = append(o.input.Nodes, rollout.Node{
 			Name: node.Name, ShouldRun: fit.ShouldRun, ShouldContinueRunning: fit.ShouldContinueRunning,
-			Unresponsive: o.unresponsive[node.Name], Domain: domainOf(node, o.topologyKey),
+			Unresponsive: o.unresponsive[node.Name], Maintenance: placement.InMaintenance(node), Domain: domainOf(node, o.topologyKey),
 		})
 	}
 }
@@ -745,6 +745,7 @@ func (c *Cluster) act(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observatio
 		if c.trace != nil {
 			c.trace("%s creates a pod on %s", ers.Name, node)
 		}
+		c.creating(node)
 		name := fmt.Sprintf("%s-%s-%d", ers.Name, node, c.serial)
 		c.serial++
 		pod := placement.NewPod(&ers.Spec.Template, node, map[string]string{
@@ -804,7 +805,7 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	running := runningNodes(obs.input)
 	st.Desired, st.Current, st.Ready = int32(counts.Desired), int32(running.current), int32(running.ready)
 	st.Available, st.UpToDate, st.Unschedulable = int32(running.available), int32(counts.UpToDate), int32(counts.Unschedulable)
-	st.IgnoredUnresponsiveNodes = int32(counts.IgnoredUnresponsive)
+	st.IgnoredUnresponsiveNodes, st.NodesInMaintenance = int32(counts.IgnoredUnresponsive), int32(counts.InMaintenance)
 	st.Domains = nil
 	if obs.role == v1alpha1.ReplicaSetActive {
 		st.Domains = domainStatuses(counts.Domains)
@@ -827,7 +828,7 @@ type nodeCounts struct{ current, ready, available int }
 func runningNodes(in rollout.Input) nodeCounts {
 	var n nodeCounts
 	for _, node := range in.Nodes {
-		if !node.ShouldRun || node.Unresponsive {
+		if !node.ShouldRun || node.Unresponsive || node.Maintenance {
 			continue
 		}
 		var current, ready, available bool
@@ -1000,8 +1001,8 @@ func (c *Cluster) describe() string {
 		if !nodeReady(n) {
 			s += ":NotReady"
 		}
-		if n.Spec.Unschedulable {
-			s += ":cordoned"
+		if why := placement.Maintenance(n); why != "" {
+			s += ":" + why
 		}
 		nodes = append(nodes, s)
 	}
@@ -1025,7 +1026,7 @@ func (c *Cluster) fitter(template *corev1.PodTemplateSpec) *placement.Fitter {
 // extendeddaemonset_status.go.
 func (c *Cluster) sumReplicaSets(current *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	st := &c.eds.Status
-	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes = 0, 0, 0, 0, 0, 0
+	st.Desired, st.Current, st.Ready, st.Available, st.UpToDate, st.IgnoredUnresponsiveNodes, st.NodesInMaintenance = 0, 0, 0, 0, 0, 0, 0
 	for _, s := range c.sortedSets() {
 		role := canary.RoleOf(c.eds, s.Name)
 		if role != v1alpha1.ReplicaSetActive && role != v1alpha1.ReplicaSetCanary {
@@ -1033,6 +1034,7 @@ func (c *Cluster) sumReplicaSets(current *v1alpha1.ExtendedDaemonSetReplicaSet) 
 		}
 		st.Desired += s.Status.Desired
 		st.IgnoredUnresponsiveNodes += s.Status.IgnoredUnresponsiveNodes
+		st.NodesInMaintenance += s.Status.NodesInMaintenance
 		st.Current += s.Status.Current
 		st.Ready += s.Status.Ready
 		st.Available += s.Status.Available

@@ -24,10 +24,10 @@ type sequence struct {
 	seq  []scenario.Action
 }
 
-func drawSequence(seed uint64, steps int) sequence {
+func drawSequence(seed uint64, steps int, opts scenario.Options) sequence {
 	rng := scenario.Rand(seed)
 	cfg := DrawConfig(rng)
-	return sequence{seed: seed, cfg: cfg, seq: scenario.Draw(rng, steps, scenario.Options{})}
+	return sequence{seed: seed, cfg: cfg, seq: scenario.Draw(rng, steps, opts)}
 }
 
 func play(cfg Config, seq []scenario.Action) []Violation {
@@ -53,7 +53,24 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 // picks the first seed (each sequence i plays seed+i) and SCENARIO_N the
 // number of sequences, for longer hunts; SCENARIO_STEPS their length.
 func TestEverySequenceKeepsThePromises(t *testing.T) {
-	n := envInt(t, "SCENARIO_N", 2000)
+	keepsThePromises(t, 2000, scenario.Options{})
+}
+
+// TestMaintenanceSequencesKeepThePromises plays sequences where nodes
+// also enter and leave maintenance (cordoned, drained, disrupted by
+// Karpenter), as TestEverySequenceKeepsThePromises plays the others.
+func TestMaintenanceSequencesKeepThePromises(t *testing.T) {
+	keepsThePromises(t, 500, scenario.Options{Weights: map[scenario.Kind]int{
+		scenario.CordonNode: 3, scenario.UncordonNode: 3,
+		scenario.DrainNode: 4, scenario.DisruptNode: 4,
+	}})
+}
+
+// keepsThePromises plays n drawn sequences (SCENARIO_N when set) and
+// reports, shrunk, the first three broken promises.
+func keepsThePromises(t *testing.T, defaultN uint64, opts scenario.Options) {
+	t.Helper()
+	n := envInt(t, "SCENARIO_N", defaultN)
 	base := envInt(t, "SCENARIO_SEED", 1)
 	steps := int(envInt(t, "SCENARIO_STEPS", 40))
 	start := time.Now()
@@ -61,7 +78,7 @@ func TestEverySequenceKeepsThePromises(t *testing.T) {
 	failures, played := 0, uint64(0)
 	for i := range n {
 		played++
-		s := drawSequence(base+i, steps)
+		s := drawSequence(base+i, steps, opts)
 		for _, v := range play(s.cfg, s.seq) {
 			shrinking := time.Now()
 			seq := s.seq

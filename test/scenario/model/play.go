@@ -81,7 +81,8 @@ func (c *Cluster) Do(a scenario.Action) {
 		if c.ds != nil {
 			c.daemonSetPod(n.Name, false)
 		}
-	case scenario.RemoveNode, scenario.CordonNode, scenario.UncordonNode, scenario.NodeNotReady, scenario.NodeReady:
+	case scenario.RemoveNode, scenario.CordonNode, scenario.UncordonNode, scenario.NodeNotReady, scenario.NodeReady,
+		scenario.DrainNode, scenario.DisruptNode:
 		c.nodeAction(a)
 	case scenario.PodFails, scenario.PodCrashLoops, scenario.PodEvicted, scenario.PodReady:
 		c.podAction(a)
@@ -324,6 +325,18 @@ func (c *Cluster) nodeAction(a scenario.Action) {
 	case scenario.UncordonNode:
 		n.Spec.Unschedulable = false
 		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == corev1.TaintNodeUnschedulable })
+	case scenario.DrainNode:
+		status := corev1.ConditionFalse
+		if a.On {
+			status = corev1.ConditionTrue
+		}
+		n.Status.Conditions = slices.DeleteFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == placement.NodeDrainInProgress })
+		n.Status.Conditions = append(n.Status.Conditions, corev1.NodeCondition{Type: placement.NodeDrainInProgress, Status: status, LastTransitionTime: metav1.NewTime(c.now)})
+	case scenario.DisruptNode:
+		n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == karpenterDisrupted })
+		if a.On {
+			n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: karpenterDisrupted, Effect: corev1.TaintEffectNoSchedule})
+		}
 	case scenario.NodeNotReady:
 		setNodeReady(n, corev1.ConditionUnknown, c.now, !c.cfg.Untainted)
 		// The node lifecycle controller marks its pods not ready.

@@ -12,6 +12,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 	"github.com/extendeddaemonset/extendeddaemonset/test/scenario"
 )
 
@@ -22,7 +23,8 @@ type Kind string
 const (
 	// Budget: no more nodes than maxUnavailable lack an available agent
 	// because the controller took it down, canary and rolling update
-	// together.
+	// together; a node in maintenance (placement.InMaintenance) is left
+	// out, as an unresponsive one is.
 	Budget Kind = "budget"
 	// DomainBudget: the same, per domain, with a topology.
 	DomainBudget Kind = "domain-budget"
@@ -62,6 +64,10 @@ const (
 	// replica set's template anywhere, the running canary's on its nodes.
 	// Anywhere else it would spread a template nobody judged.
 	Unjudged Kind = "unjudged"
+	// LeftAlone: the controller creates no pod on a node in maintenance
+	// (placement.InMaintenance), a canary's included, and deletes none
+	// there but to end a surge.
+	LeftAlone Kind = "left-alone"
 )
 
 // Violation is a broken promise.
@@ -346,6 +352,13 @@ func (c *Cluster) judgedNodes(rs string, nodes []string) int {
 	return n
 }
 
+// creating checks a pod the controller creates on node.
+func (c *Cluster) creating(node string) {
+	if n := c.node(node); n != nil && placement.InMaintenance(n) {
+		c.violate(LeftAlone, fmt.Sprintf("created a pod on node %s, in maintenance (%s): %s", node, placement.Maintenance(n), c.describe()))
+	}
+}
+
 // deleting checks and records a pod the controller deletes.
 func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 	if !agent(pod) {
@@ -354,6 +367,9 @@ func (c *Cluster) deleting(pod *corev1.Pod, reason string) {
 	}
 	node := placement.TargetNode(pod)
 	c.checkBroughtBack(pod, node, reason)
+	if n := c.node(node); n != nil && placement.InMaintenance(n) && reason != string(rollout.DeleteSurgeEnded) {
+		c.violate(LeftAlone, fmt.Sprintf("deleted pod %s on node %s, in maintenance (%s), as %s", pod.Name, node, placement.Maintenance(n), reason))
+	}
 	if h := c.failedHold; h != nil && !slices.Contains(h.nodes, node) {
 		c.violate(FailedHolds, fmt.Sprintf("deleted pod %s on node %s as %s after canary %s failed on %v, the DaemonSet's template unchanged: %s",
 			pod.Name, node, reason, h.replicaSet, h.nodes, c.describe()))
@@ -413,7 +429,10 @@ func (c *Cluster) check() {
 	total, zones := 0, map[string]int{}
 	for node := range c.disrupted {
 		n := c.node(node)
-		if n == nil || available[node] || placement.Unresponsive(n, c.now, placement.DefaultUnresponsiveGrace) {
+		// A node in maintenance, as an unresponsive one, is out of the
+		// budget from then on: the controller creates nothing there, so
+		// its agent is the maintenance's business until it ends.
+		if n == nil || available[node] || placement.Unresponsive(n, c.now, placement.DefaultUnresponsiveGrace) || placement.InMaintenance(n) {
 			delete(c.disrupted, node)
 			continue
 		}

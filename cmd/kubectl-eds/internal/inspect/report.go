@@ -22,6 +22,7 @@ func writeReport(out io.Writer, s *snapshot, terminal bool) error {
 	w := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
 	r := report{w: w, s: s}
 	r.header()
+	r.maintenance()
 	r.progress(terminal)
 	r.domains()
 	r.canary()

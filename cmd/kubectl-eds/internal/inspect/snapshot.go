@@ -22,7 +22,11 @@ type snapshot struct {
 	// events still sees the rest.
 	events    []corev1.Event
 	eventsErr error
-	now       time.Time
+	// maintenance are the nodes in maintenance the agent runs on;
+	// maintenanceErr is why they could not be listed.
+	maintenance    []nodeInMaintenance
+	maintenanceErr error
+	now            time.Time
 }
 
 func takeSnapshot(ctx context.Context, c client.Client, key types.NamespacedName) (*snapshot, error) {
@@ -43,6 +47,7 @@ func takeSnapshot(ctx context.Context, c client.Client, key types.NamespacedName
 		return nil, err
 	}
 	s.events, s.eventsErr = lastEvents(ctx, c, eds)
+	s.maintenance, s.maintenanceErr = nodesInMaintenance(ctx, c, eds)
 	s.now = time.Now()
 	return s, nil
 }
