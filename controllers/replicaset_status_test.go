@@ -132,3 +132,34 @@ func TestDeadlineMessageNamesStuckNodesAndBoundsThem(t *testing.T) {
 		t.Fatalf("deadlineMessage =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A node in maintenance is left out of the counters, its agent with it,
+// and counted in nodesInMaintenance; a rollout done everywhere else is
+// rolled out, and the ExtendedDaemonSet sums the count.
+func TestNodesInMaintenanceInTheStatus(t *testing.T) {
+	g := gomega.NewWithT(t)
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ready := now.Add(-time.Hour)
+	obs := &observation{role: v1alpha1.ReplicaSetActive, deadline: time.Minute, input: rollout.Input{Now: now,
+		Nodes: []rollout.Node{
+			{Name: "a", ShouldRun: true, ShouldContinueRunning: true},
+			{Name: "b", ShouldRun: true, ShouldContinueRunning: true, Maintenance: true},
+		},
+		Pods: map[string][]rollout.Pod{
+			"a": {{Name: "new-a", Node: "a", New: true, ReadySince: ready}},
+			"b": {{Name: "old-b", Node: "b", ReadySince: ready}},
+		}}}
+	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-2"}}
+	setReplicaSetStatus(ers, obs, rollout.Compute(obs.input), nil, now)
+	g.Expect(ers.Status.NodesInMaintenance).To(gomega.BeEquivalentTo(1))
+	g.Expect([]int32{ers.Status.Desired, ers.Status.Current, ers.Status.Available, ers.Status.UpToDate}).To(gomega.Equal([]int32{1, 1, 1, 1}))
+	g.Expect(conditions.IsReady(ers)).To(gomega.BeTrue(), "rolled out on every node not in maintenance")
+
+	eds := &v1alpha1.ExtendedDaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent"}}
+	eds.Status.ActiveReplicaSet = "agent-2"
+	canary := &v1alpha1.ExtendedDaemonSetReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "agent-3"}}
+	canary.Status.NodesInMaintenance = 2
+	eds.Status.Canary = &v1alpha1.CanaryStatus{ReplicaSet: "agent-3"}
+	sumReplicaSets(eds, []*v1alpha1.ExtendedDaemonSetReplicaSet{ers, canary}, ers)
+	g.Expect(eds.Status.NodesInMaintenance).To(gomega.BeEquivalentTo(3))
+}

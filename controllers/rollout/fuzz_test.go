@@ -112,7 +112,7 @@ func budgetOf(w *world) budget {
 	var b budget
 	schedulerFailures := 0
 	for _, n := range w.nodes {
-		if n.Unresponsive || !n.ShouldContinueRunning {
+		if n.Unresponsive || n.Maintenance || !n.ShouldContinueRunning {
 			continue
 		}
 		running := func(isNew bool) bool {
@@ -177,10 +177,14 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 	w := f.sides[rs]
 	params := w.params
 	nodes := make(map[string]Node, len(w.nodes))
-	desiredCount, ignored := 0, 0
+	desiredCount, ignored, inMaintenance := 0, 0, 0
 	for _, n := range w.nodes {
 		nodes[n.Name] = n
 		switch {
+		case n.Maintenance:
+			if n.ShouldContinueRunning {
+				inMaintenance++
+			}
 		case n.Unresponsive && n.ShouldRun:
 			ignored++
 		case !n.Unresponsive && n.ShouldRun && n.ShouldContinueRunning:
@@ -194,12 +198,13 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 		switch n, ok := nodes[u.Node]; {
 		case !ok:
 			fail("updates %s on %s, a node of the other replica set or none", u.Pod, u.Node)
-		case n.Unresponsive || !n.ShouldRun:
-			fail("updates %s in place on %s, which should not run a pod now (unresponsive %t)", u.Pod, w.describe(u.Node), n.Unresponsive)
+		case n.Unresponsive || n.Maintenance || !n.ShouldRun:
+			fail("updates %s in place on %s, which should not run a pod now (unresponsive %t, in maintenance %t)", u.Pod, w.describe(u.Node), n.Unresponsive, n.Maintenance)
 		}
 	}
-	if c := plan.Counts; c.Desired != desiredCount || c.IgnoredUnresponsive != ignored {
-		fail("counts %d desired and %d unresponsive nodes, want %d and %d", c.Desired, c.IgnoredUnresponsive, desiredCount, ignored)
+	if c := plan.Counts; c.Desired != desiredCount || c.IgnoredUnresponsive != ignored || c.InMaintenance != inMaintenance {
+		fail("counts %d desired, %d unresponsive and %d nodes in maintenance, want %d, %d and %d",
+			c.Desired, c.IgnoredUnresponsive, c.InMaintenance, desiredCount, ignored, inMaintenance)
 	}
 
 	deleted := map[string]bool{}
@@ -210,6 +215,8 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 			fail("deletes %s on %s, a node of the other replica set or none", d.Pod, d.Node)
 		case n.Unresponsive:
 			fail("deletes %s (%s) on unresponsive %s", d.Pod, d.Reason, w.describe(d.Node))
+		case n.Maintenance && d.Reason != DeleteSurgeEnded:
+			fail("deletes %s (%s) on %s, in maintenance, other than to end a surge", d.Pod, d.Reason, w.describe(d.Node))
 		case !found:
 			fail("deletes %s, which is not on %s", d.Pod, w.describe(d.Node))
 		case p.Terminating:
@@ -233,8 +240,8 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 			fail("creates two pods on %s in one plan", node)
 		case !ok:
 			fail("creates a pod on %s, a node of the other replica set or none", node)
-		case !n.ShouldRun || n.Unresponsive:
-			fail("creates a pod on %s, which should not run one now (unresponsive %t)", w.describe(node), n.Unresponsive)
+		case !n.ShouldRun || n.Unresponsive || n.Maintenance:
+			fail("creates a pod on %s, which should not run one now (unresponsive %t, in maintenance %t)", w.describe(node), n.Unresponsive, n.Maintenance)
 		case w.hasTerminating(node):
 			fail("creates a pod on %s, which still has a pod terminating", w.describe(node))
 		}
@@ -294,6 +301,14 @@ func FuzzCompute(f *testing.F) {
 func fuzzFleetRound(t *testing.T, data []byte, inPlace bool) {
 	r := rand.New(newByteSource(data))
 	fleet := genFuzzFleet(t, r)
+	// Some nodes are in maintenance: the flags come from a stream of their
+	// own, so the corpus replays as before.
+	maintenance := rand.New(rand.NewPCG(uint64(len(data)), maintenanceOffset))
+	for _, rs := range []string{canaryRS, activeRS} {
+		for i := range fleet.sides[rs].nodes {
+			fleet.sides[rs].nodes[i].Maintenance = maintenance.IntN(10) == 0
+		}
+	}
 	if inPlace {
 		flags := rand.New(rand.NewPCG(uint64(len(data)), inPlaceOffset))
 		for _, rs := range []string{canaryRS, activeRS} {

@@ -638,6 +638,10 @@ func report(t *testing.T, seed uint64, c int, w *world, errs []string) {
 // from the others.
 const inPlaceOffset = 1 << 30
 
+// maintenanceOffset sets the streams that put nodes of a fuzzed fleet in
+// maintenance apart from the others in the same way.
+const maintenanceOffset = 1 << 31
+
 // TestPropertyPlanInvariants plans on random clusters, a few large, many
 // small, and checks every invariant of a single plan.
 func TestPropertyPlanInvariants(t *testing.T) {

@@ -114,8 +114,13 @@ type Checker struct {
 // setState is what the Checker keeps of one ExtendedDaemonSet.
 type setState struct {
 	eds *v1alpha1.ExtendedDaemonSet
-	// desired are the nodes the template fits and that are Ready.
+	// desired are the nodes the template fits and that are Ready, not in
+	// maintenance.
 	desired map[string]bool
+	// inMaintenance are the nodes the template fits and that are Ready,
+	// in maintenance: out of the budgets, but among the nodes percentages
+	// resolve against, as the controller resolves them.
+	inMaintenance map[string]bool
 	// available are the desired nodes with an available agent.
 	available map[string]bool
 	// outages are the desired nodes that lost their available agent, and
@@ -269,7 +274,7 @@ func (c *Checker) ExtendedDaemonSet(eds *v1alpha1.ExtendedDaemonSet, deleted boo
 	}
 	s, known := c.sets[eds.Name]
 	if !known {
-		s = &setState{desired: map[string]bool{}, available: map[string]bool{}, outages: map[string]outage{}, failed: map[string]failedCanary{},
+		s = &setState{desired: map[string]bool{}, inMaintenance: map[string]bool{}, available: map[string]bool{}, outages: map[string]outage{}, failed: map[string]failedCanary{},
 			surging: map[string]bool{}, steering: map[steeringSource]given{}}
 		c.sets[eds.Name] = s
 	}
@@ -466,7 +471,13 @@ func (c *Checker) checkCanaryPlacement(p podInfo, now time.Time) {
 func (c *Checker) place(s *setState, name string) {
 	node, exists := c.nodes[name]
 	template := c.templateOf(s)
-	want := exists && template != nil && nodeReady(node) && !placement.InMaintenance(node) && placement.NodeFit(template, node).ShouldRun
+	fits := exists && template != nil && nodeReady(node) && placement.NodeFit(template, node).ShouldRun
+	want := fits && !placement.InMaintenance(node)
+	if fits && !want {
+		s.inMaintenance[name] = true
+	} else {
+		delete(s.inMaintenance, name)
+	}
 	switch {
 	case want && !s.desired[name]:
 		s.desired[name] = true
@@ -554,6 +565,10 @@ func (c *Checker) livePods(eds, node string) int {
 	return n
 }
 
+// fitting is how many nodes the budgets' percentages resolve against:
+// every Ready node the template fits, in maintenance or not.
+func (s *setState) fitting() int { return len(s.desired) + len(s.inMaintenance) }
+
 // budgets resolves maxUnavailable and maxSurge as the controller does:
 // against the nodes the ExtendedDaemonSet runs on, rounding up.
 func budgets(eds *v1alpha1.ExtendedDaemonSet, desired int) (maxUnavailable, maxSurge int) {
@@ -579,7 +594,7 @@ func budgets(eds *v1alpha1.ExtendedDaemonSet, desired int) (maxUnavailable, maxS
 // them.
 func (c *Checker) checkBudget(s *setState, node string, now time.Time) {
 	c.checkDomainBudget(s, node, now)
-	maxUnavailable, _ := budgets(s.eds, len(s.desired))
+	maxUnavailable, _ := budgets(s.eds, s.fitting())
 	c.suspectBeyond(s, node, now, maxUnavailable, "")
 }
 
@@ -614,7 +629,7 @@ func (c *Checker) settleSuspect(sus suspect) {
 		return
 	}
 	still := c.stillOut(s, sus)
-	maxUnavailable, _ := budgets(s.eds, len(s.desired))
+	maxUnavailable, _ := budgets(s.eds, s.fitting())
 	budget := max(sus.budget, maxUnavailable)
 	if len(still) <= budget {
 		return
@@ -646,7 +661,7 @@ func (c *Checker) checkPerNode(s *setState, node string, now time.Time) {
 		return
 	}
 	s.surging[node] = true
-	_, maxSurge := budgets(s.eds, len(s.desired))
+	_, maxSurge := budgets(s.eds, s.fitting())
 	switch {
 	case maxSurge == 0:
 		c.violate(now, TwoPods, "eds %s: %d pods on node %s and maxSurge allows none", s.eds.Name, live, node)

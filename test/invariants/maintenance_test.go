@@ -70,3 +70,17 @@ func TestCanaryOnANodeJustEnteringMaintenanceIsNotHeldAgainstIt(t *testing.T) {
 	f.create("node-1", "v2", false)
 	g.Expect(f.settle()).To(gomega.BeEmpty(), "the controller could not know yet")
 }
+
+// Percentages resolve, as the controller resolves them, against every node
+// the template fits, those in maintenance included: 10% of 11 nodes rounds
+// up to 2, though only 10 count against it.
+func TestPercentBudgetCountsTheNodesInMaintenance(t *testing.T) {
+	g := gomega.NewWithT(t)
+	f := newFleet(t, 11, intstr.FromString("10%"), intstr.FromInt32(0))
+	f.c.Node(draining("node-10"), false, f.step())
+	f.remove("node-0")
+	f.remove("node-1")
+	g.Expect(f.settle()).To(gomega.BeEmpty(), "10%% of 11 nodes rounds up to 2")
+	f.remove("node-2")
+	g.Expect(rules(f.settle())).To(gomega.Equal([]Rule{Unavailable}))
+}
