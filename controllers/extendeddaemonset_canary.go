@@ -158,6 +158,18 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 	if err != nil {
 		return in, nil, err
 	}
+	stablePods = observeCanary(&in, eds, current, selector, pods, nodes)
+	return in, stablePods, nil
+}
+
+// observeCanary fills in the canary's pods, the nodes the new template
+// fits (the candidates among them selector matches, with the restarts of
+// the pods they run now) and whether the canary is ready, from the pods of
+// eds and every node; it returns the names of the active replica set's
+// pods.
+func observeCanary(in *canary.Input, eds *v1alpha1.ExtendedDaemonSet, current *v1alpha1.ExtendedDaemonSetReplicaSet,
+	selector labels.Selector, pods []*corev1.Pod, nodes []*corev1.Node,
+) (stablePods []string) {
 	restarts := map[string]int32{}
 	for _, pod := range pods {
 		switch rs := pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel]; {
@@ -182,9 +194,9 @@ func (r *ExtendedDaemonSetReconciler) canaryInput(ctx context.Context, eds *v1al
 		}
 	}
 	if c := eds.Status.Canary; c != nil && c.ReplicaSet == current.Name {
-		in.Ready = availableOnEvery(c.Nodes, in.Pods, time.Duration(eds.Spec.MinReadySeconds)*time.Second, now)
+		in.Ready = availableOnEvery(c.Nodes, in.Pods, time.Duration(eds.Spec.MinReadySeconds)*time.Second, in.Now)
 	}
-	return in, stablePods, nil
+	return stablePods
 }
 
 // availableOnEvery says whether each of nodes, and there is at least one,

@@ -39,21 +39,9 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 	if c == nil {
 		return rollout.Spent{}, nil
 	}
-	other := &observation{
-		role:         v1alpha1.ReplicaSetCanary,
-		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: obs.input.Now, Params: obs.input.Params},
-		pods:         map[string]*corev1.Pod{},
-		unresponsive: obs.unresponsive,
-		topologyKey:  obs.topologyKey,
-	}
 	name := c.ReplicaSet
 	if obs.role == v1alpha1.ReplicaSetCanary {
-		other.role, name = v1alpha1.ReplicaSetActive, eds.Status.ActiveReplicaSet
-	} else {
-		// The active replica set takes the scheduler-failure allowance
-		// first; the canary has what is left. Seen from here, the canary
-		// is left none, which only ever overstates what it spends.
-		other.input.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
+		name = eds.Status.ActiveReplicaSet
 	}
 	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ers); {
@@ -64,11 +52,35 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 		// template of the ExtendedDaemonSet, which is what they will run.
 		ers.Name, ers.Spec.Template = name, *obs.template
 	}
-	responsible := responsibleFor(eds, other.role)
-	other.addNodes(nodes, &ers.Spec.Template, responsible)
-	other.addPods(pods, nodes, name, responsible)
-	other.input.Params.Frozen = true
-	return rollout.Compute(other.input).Counts.Spent(), nil
+	return spentBy(eds, obs, ers, nodes, pods), nil
+}
+
+// spentBy is what other, the replica set beside the one obs observes,
+// spends of the shared budgets on its nodes, counted by the planner from
+// the same nodes and pods.
+func spentBy(eds *v1alpha1.ExtendedDaemonSet, obs *observation, other *v1alpha1.ExtendedDaemonSetReplicaSet,
+	nodes []*corev1.Node, pods []*corev1.Pod,
+) rollout.Spent {
+	o := &observation{
+		role:         v1alpha1.ReplicaSetCanary,
+		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: obs.input.Now, Params: obs.input.Params},
+		pods:         map[string]*corev1.Pod{},
+		unresponsive: obs.unresponsive,
+		topologyKey:  obs.topologyKey,
+	}
+	if obs.role == v1alpha1.ReplicaSetCanary {
+		o.role = v1alpha1.ReplicaSetActive
+	} else {
+		// The active replica set takes the scheduler-failure allowance
+		// first; the canary has what is left. Seen from here, the canary
+		// is left none, which only ever overstates what it spends.
+		o.input.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
+	}
+	responsible := responsibleFor(eds, o.role)
+	o.addNodes(nodes, &other.Spec.Template, responsible)
+	o.addPods(pods, nodes, other.Name, responsible)
+	o.input.Params.Frozen = true
+	return rollout.Compute(o.input).Counts.Spent()
 }
 
 func (r *ReplicaSetReconciler) unresponsiveGrace() time.Duration {

@@ -48,12 +48,12 @@
 //   - reconcile (extendeddaemonset_controller.go), currentReplicaSet and
 //     newReplicaSet (extendeddaemonset_replicasets.go), bakeJudging
 //     (extendeddaemonset_bake.go);
-//   - chooseActive, stepCanary, canaryInput and availableOnEvery
+//   - chooseActive, stepCanary, canaryInput, observeCanary and availableOnEvery
 //     (extendeddaemonset_canary.go);
 //   - observe, addNodes, addPods, rolloutPod and rolloutParams
 //     (replicaset_observe.go), oldDaemonSetPods, orphanSelector and
 //     namesALabelValue (replicaset_handover.go), responsibleFor and
-//     returnsAtOnce (replicaset_roles.go), spentElsewhere
+//     returnsAtOnce (replicaset_roles.go), spentElsewhere and spentBy
 //     (replicaset_budget.go), topologyParams and judgeBakes
 //     (replicaset_topology.go), Reconcile and untilUnresponsive
 //     (replicaset_controller.go), act's creations left to the DaemonSet

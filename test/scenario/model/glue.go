@@ -159,7 +159,8 @@ func (c *Cluster) edsPass() {
 	c.afterEDSPass(before, transition)
 }
 
-// canaryInput mirrors ExtendedDaemonSetReconciler.canaryInput.
+// canaryInput mirrors ExtendedDaemonSetReconciler.canaryInput and
+// observeCanary.
 func (c *Cluster) canaryInput(current *v1alpha1.ExtendedDaemonSetReplicaSet) canary.Input {
 	eds := c.eds
 	strategy := canary.Spread(eds)
@@ -577,7 +578,7 @@ func (c *Cluster) fitting(template *corev1.PodTemplateSpec) int {
 	return n
 }
 
-// spentElsewhere mirrors ReplicaSetReconciler.spentElsewhere.
+// spentElsewhere mirrors ReplicaSetReconciler.spentElsewhere and spentBy.
 func (c *Cluster) spentElsewhere(obs *observation, pods []*corev1.Pod) rollout.Spent {
 	eds := c.eds
 	cs := canary.Running(eds)
