@@ -197,7 +197,9 @@ func (c *benchCluster) newObservation(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 // listed them from the cache, which these benchmarks have none of.
 func (c *benchCluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, error) {
 	obs, responsible := c.newObservation(ers)
+	obs.nodes = make(map[string]*corev1.Node, len(c.nodes))
 	for i := range c.nodes {
+		obs.nodes[c.nodes[i].Name] = c.nodes[i]
 		if placement.Unresponsive(c.nodes[i], benchNow, placement.DefaultUnresponsiveGrace) {
 			obs.unresponsive[c.nodes[i].Name] = true
 		}

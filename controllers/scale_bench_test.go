@@ -1,0 +1,264 @@
+package controllers
+
+// The scale benchmarks time what a reconcile decides once it has read the
+// cache, on clusters no simulated API server here can hold: every pod or
+// node event of an ExtendedDaemonSet starts a pass over all its nodes and
+// pods, so the cost of one event is the cost of a full pass. Run them with
+// -short (no envtest) and few iterations: `make bench` runs them with
+// -benchtime 3x at the sizes of BENCH_SCALE_NODES.
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
+)
+
+// scaleNodesEnv lists the cluster sizes of the scale benchmarks, comma
+// separated; the largest take seconds a pass and gigabytes to build, so
+// a run can leave them out.
+const scaleNodesEnv = "SCALE_NODES"
+
+// defaultScaleSizes go from twice the largest simulated cluster to the
+// largest cluster a cloud provider supports.
+var defaultScaleSizes = []int{10000, 50000, 100000}
+
+// scaleSizes are the sizes SCALE_NODES names, the defaults when unset.
+func scaleSizes(b *testing.B) []int {
+	env := os.Getenv(scaleNodesEnv)
+	if env == "" {
+		return defaultScaleSizes
+	}
+	var sizes []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 10 {
+			b.Fatalf("%s=%q: want a comma-separated list of node counts of at least 10", scaleNodesEnv, env)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
+// scalePass is what one event makes the controller decide, after the
+// cache has been read: each replica set pass the event starts (observe,
+// plan, status), and the canary's step when a canary runs. It returns what
+// the passes keep until their writes are done.
+type scalePass func(c *benchCluster) (kept []any, err error)
+
+// replicaSetPass is one replica set reconcile without its writes: the walk
+// observe makes over nodes and pods, with what the other replica set
+// spends while a canary runs, the plan, the status, and the next wake-up.
+func (c *benchCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, rollout.Plan, error) {
+	obs, err := c.observe(ers)
+	if err != nil {
+		return nil, rollout.Plan{}, err
+	}
+	if cs := canary.Running(c.eds); cs != nil {
+		other := c.old
+		if obs.role == v1alpha1.ReplicaSetActive {
+			other = c.current
+		}
+		obs.input.Elsewhere = spentBy(c.eds, obs, other, c.nodes, c.pods)
+	}
+	plan := rollout.Compute(obs.input)
+	setReplicaSetStatus(ers, obs, plan, nil, benchNow)
+	untilUnresponsive(obs, benchNow, placement.DefaultUnresponsiveGrace)
+	return obs, plan, nil
+}
+
+// activePass is the pass of the active replica set alone: what a pod
+// event costs when no canary runs.
+func activePass(c *benchCluster) ([]any, error) {
+	obs, plan, err := c.replicaSetPass(c.current)
+	return []any{obs, plan}, err
+}
+
+// canaryPass is what an event on a canary pod costs: the pass of both
+// replica sets, each counting what the other spends, and the canary's step
+// in the ExtendedDaemonSet's reconcile.
+func canaryPass(c *benchCluster) ([]any, error) {
+	stable, stablePlan, err := c.replicaSetPass(c.old)
+	if err != nil {
+		return nil, err
+	}
+	canaryObs, canaryPlan, err := c.replicaSetPass(c.current)
+	if err != nil {
+		return nil, err
+	}
+	in := canary.Input{
+		Strategy: canary.Spread(c.eds), Status: c.eds.Status.Canary, ReplicaSet: c.current.Name,
+		TemplateHash: c.current.Spec.TemplateGeneration, ProgressDeadline: c.eds.Spec.ProgressDeadline(), Now: benchNow,
+	}
+	stablePods := observeCanary(&in, c.eds, c.current, labels.Everything(), c.pods, c.nodes)
+	res, err := canary.Step(in)
+	return []any{stable, stablePlan, canaryObs, canaryPlan, stablePods, res}, err
+}
+
+// scaleCanary is benchCanary with its strategy: 10% of the nodes, spread
+// over the zones, for ten minutes.
+func scaleCanary(n int) *benchCluster {
+	c := benchCanary(n)
+	c.eds.Spec.Strategy.Canary = &v1alpha1.CanaryStrategy{
+		Replicas:             ptr.To(intstr.FromString("10%")),
+		Duration:             &metav1.Duration{Duration: 10 * time.Minute},
+		NodeAntiAffinityKeys: []string{corev1.LabelTopologyZone},
+	}
+	c.eds.Status.Canary.Analysis = nil
+	return c
+}
+
+// benchRollingUpdate is a rolling update halfway through, every pod
+// available: maxUnavailable 10% lets a tenth of the nodes go, up to the
+// creation cap.
+func benchRollingUpdate(n int) *benchCluster {
+	return newBenchCluster(n, func(i int) (bool, bool) { return i%2 == 0, true })
+}
+
+// scaleScenarios are the states a large cluster spends its time in, with
+// what a pass decides there.
+var scaleScenarios = []struct {
+	name  string
+	build func(n int) *benchCluster
+	pass  scalePass
+	// event is the pod whose readiness the pod events change.
+	event func(n int) int
+	check func(c *benchCluster, n int) error
+}{
+	{"steadyState", benchRolledOut, activePass, func(n int) int { return n / 2 }, func(c *benchCluster, n int) error {
+		st := c.current.Status
+		if int(st.Available) != n || int(st.UpToDate) != n {
+			return fmt.Errorf("%d available, %d up to date, want %d", st.Available, st.UpToDate, n)
+		}
+		return expectCondition(c.current, v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonRolledOut)
+	}},
+	{"rollingUpdate", benchRollingUpdate, activePass, func(n int) int { return 0 }, func(c *benchCluster, n int) error {
+		_, plan, err := c.replicaSetPass(c.current)
+		if err != nil {
+			return err
+		}
+		if want := min((n+9)/10, defaultMaxParallelPodCreation); len(plan.Delete) != want || plan.Counts.UpToDate != n/2 {
+			return fmt.Errorf("plan deletes %d, counts %d up to date; want %d, %d", len(plan.Delete), plan.Counts.UpToDate, want, n/2)
+		}
+		return nil
+	}},
+	{"canaryStep", scaleCanary, canaryPass, func(n int) int { return 0 }, func(c *benchCluster, n int) error {
+		kept, err := canaryPass(c)
+		if err != nil {
+			return err
+		}
+		res := kept[len(kept)-1].(canary.Result)
+		switch {
+		case res.Transition != "" || res.Promote:
+			return fmt.Errorf("the canary changed: %q, promoted %t", res.Transition, res.Promote)
+		case len(res.Status.Nodes) != (n+9)/10:
+			return fmt.Errorf("the canary runs on %d nodes, want %d", len(res.Status.Nodes), (n+9)/10)
+		case int(c.current.Status.Available) != (n+9)/10 || int(c.old.Status.Available) != n-(n+9)/10:
+			return fmt.Errorf("%d canary pods available and %d stable, want %d and %d",
+				c.current.Status.Available, c.old.Status.Available, (n+9)/10, n-(n+9)/10)
+		}
+		return nil
+	}},
+}
+
+// withReadiness is pod as the cache holds it once the kubelet has said it
+// is ready, or not: a new object, as the informer decodes one per update.
+func withReadiness(pod *corev1.Pod, ready bool) *corev1.Pod {
+	pod = pod.DeepCopy()
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == corev1.PodReady {
+			pod.Status.Conditions[i].Status = status
+			pod.Status.Conditions[i].LastTransitionTime = metav1.NewTime(benchNow)
+		}
+	}
+	for i := range pod.Status.ContainerStatuses {
+		pod.Status.ContainerStatuses[i].Ready = ready
+	}
+	return pod
+}
+
+// liveBytes is how much heap what build returns holds once the garbage
+// collector has run: the bytes a pass keeps, beside the ones it
+// allocates and drops.
+func liveBytes(build func() any) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	kept := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(kept)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return after.HeapAlloc - before.HeapAlloc
+}
+
+// BenchmarkScale times, on clusters of SCALE_NODES nodes each running one
+// pod of the ExtendedDaemonSet, a full pass and a pod event (one pod
+// turning ready or not, then the pass it starts), in the steady state, a
+// rolling update and a canary. Beside time and allocations per operation,
+// it reports the bytes per node the pass keeps live (pass-live-B/node)
+// and allocates (pass-alloc-B/node).
+func BenchmarkScale(b *testing.B) {
+	for _, sc := range scaleScenarios {
+		b.Run(sc.name, func(b *testing.B) {
+			for _, n := range scaleSizes(b) {
+				c := sc.build(n)
+				if _, err := sc.pass(c); err != nil {
+					b.Fatal(err)
+				}
+				if err := sc.check(c, n); err != nil {
+					b.Fatalf("nodes=%d: %v", n, err)
+				}
+				b.Run(fmt.Sprintf("nodes=%d/pass", n), func(b *testing.B) {
+					b.ReportAllocs()
+					// Measured before the timer starts, reported after:
+					// the loop's first turn resets the metrics.
+					live := liveBytes(func() any { kept, _ := sc.pass(c); return kept })
+					var ms runtime.MemStats
+					runtime.ReadMemStats(&ms)
+					allocated := ms.TotalAlloc
+					for b.Loop() {
+						if _, err := sc.pass(c); err != nil {
+							b.Fatal(err)
+						}
+					}
+					runtime.ReadMemStats(&ms)
+					b.ReportMetric(float64(ms.TotalAlloc-allocated)/float64(b.N)/float64(n), "pass-alloc-B/node")
+					b.ReportMetric(float64(live)/float64(n), "pass-live-B/node")
+				})
+				b.Run(fmt.Sprintf("nodes=%d/podEvent", n), func(b *testing.B) {
+					b.ReportAllocs()
+					k, ready := sc.event(n), true
+					for b.Loop() {
+						ready = !ready
+						c.pods[k] = withReadiness(c.pods[k], ready)
+						if _, err := sc.pass(c); err != nil {
+							b.Fatal(err)
+						}
+					}
+					c.pods[k] = withReadiness(c.pods[k], true)
+				})
+			}
+		})
+	}
+}
