@@ -195,6 +195,26 @@ func withReadiness(pod *corev1.Pod, ready bool) *corev1.Pod {
 	return pod
 }
 
+// seesEvent says how the pass fails to see pod k, of the current replica
+// set, turn not ready then ready again.
+func seesEvent(c *benchCluster, pass scalePass, k int) error {
+	available := c.current.Status.Available
+	for _, ready := range []bool{false, true} {
+		c.pods[k] = withReadiness(c.pods[k], ready)
+		if _, err := pass(c); err != nil {
+			return err
+		}
+		want := available
+		if !ready {
+			want--
+		}
+		if c.current.Status.Available != want {
+			return fmt.Errorf("pod %s ready %t: %d available, want %d", c.pods[k].Name, ready, c.current.Status.Available, want)
+		}
+	}
+	return nil
+}
+
 // liveBytes is how much heap what build returns holds once the garbage
 // collector has run: the bytes a pass keeps, beside the ones it
 // allocates and drops.
@@ -249,6 +269,9 @@ func BenchmarkScale(b *testing.B) {
 				b.Run(fmt.Sprintf("nodes=%d/podEvent", n), func(b *testing.B) {
 					b.ReportAllocs()
 					k, ready := sc.event(n), true
+					if err := seesEvent(c, sc.pass, k); err != nil {
+						b.Fatal(err)
+					}
 					for b.Loop() {
 						ready = !ready
 						c.pods[k] = withReadiness(c.pods[k], ready)
