@@ -42,9 +42,9 @@ func managedFields(creator string) []metav1.ManagedFieldsEntry {
 	at := metav1.NewTime(memoryNow)
 	return []metav1.ManagedFieldsEntry{
 		{Manager: creator, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &at,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(spec)}},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(spec)},
 		{Manager: "kwok", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &at,
-			FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(status)}, Subresource: "status"},
+			FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(status), Subresource: "status"},
 	}
 }
 
