@@ -8,6 +8,7 @@ package controllers
 // -benchtime 3x at the sizes of BENCH_SCALE_NODES.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -20,10 +21,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
@@ -54,11 +57,58 @@ func scaleSizes(b *testing.B) []int {
 	return sizes
 }
 
-// scalePass is what one event makes the controller decide, after the
-// cache has been read: each replica set pass the event starts (observe,
+// scaleCluster is a benchCluster held as the manager's cache holds it: in
+// the stores of the pod and node informers, read through store.Store.
+type scaleCluster struct {
+	*benchCluster
+	store *store.Store
+	// podStore is the pod informer's store, which events update.
+	podStore toolscache.Indexer
+}
+
+// newScaleCluster puts the nodes and pods of c in informer stores.
+func newScaleCluster(c *benchCluster) (*scaleCluster, error) {
+	pods := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	nodes := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	for _, pod := range c.pods {
+		if err := pods.Add(pod); err != nil {
+			return nil, err
+		}
+	}
+	for _, node := range c.nodes {
+		if err := nodes.Add(node); err != nil {
+			return nil, err
+		}
+	}
+	s, err := store.FromIndexers(pods, nodes)
+	return &scaleCluster{benchCluster: c, store: s, podStore: pods}, err
+}
+
+// list reads the nodes and the ExtendedDaemonSet's pods from the cache, as
+// each reconcile does first.
+func (c *scaleCluster) list() error {
+	var err error
+	if c.nodes, err = c.store.AllNodes(context.Background()); err != nil {
+		return err
+	}
+	c.pods, err = c.store.PodsOf(context.Background(), c.eds.Namespace, c.eds.Name)
+	return err
+}
+
+// podEvent is the cache's update of pod name, ready or not.
+func (c *scaleCluster) podEvent(name string, ready bool) error {
+	obj, ok, err := c.podStore.GetByKey(c.eds.Namespace + "/" + name)
+	if err != nil || !ok {
+		return fmt.Errorf("pod %s is not in the cache: %w", name, err)
+	}
+	return c.podStore.Update(withReadiness(obj.(*corev1.Pod), ready))
+}
+
+// scalePass is what one event makes the controller decide, from reading
+// the cache on: each replica set pass the event starts (list, observe,
 // plan, status), and the canary's step when a canary runs. It returns what
 // the passes keep until their writes are done.
-type scalePass func(c *benchCluster) (kept []any, err error)
+type scalePass func(c *scaleCluster) (kept []any, err error)
 
 // replicaSetPass is one replica set reconcile without its writes: the walk
 // observe makes over nodes and pods, with what the other replica set
@@ -83,7 +133,10 @@ func (c *benchCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 
 // activePass is the pass of the active replica set alone: what a pod
 // event costs when no canary runs.
-func activePass(c *benchCluster) ([]any, error) {
+func activePass(c *scaleCluster) ([]any, error) {
+	if err := c.list(); err != nil {
+		return nil, err
+	}
 	obs, plan, err := c.replicaSetPass(c.current)
 	return []any{obs, plan}, err
 }
@@ -91,13 +144,22 @@ func activePass(c *benchCluster) ([]any, error) {
 // canaryPass is what an event on a canary pod costs: the pass of both
 // replica sets, each counting what the other spends, and the canary's step
 // in the ExtendedDaemonSet's reconcile.
-func canaryPass(c *benchCluster) ([]any, error) {
+func canaryPass(c *scaleCluster) ([]any, error) {
+	if err := c.list(); err != nil {
+		return nil, err
+	}
 	stable, stablePlan, err := c.replicaSetPass(c.old)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.list(); err != nil {
+		return nil, err
+	}
 	canaryObs, canaryPlan, err := c.replicaSetPass(c.current)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.list(); err != nil {
 		return nil, err
 	}
 	in := canary.Input{
@@ -135,18 +197,19 @@ var scaleScenarios = []struct {
 	name  string
 	build func(n int) *benchCluster
 	pass  scalePass
-	// event is the pod whose readiness the pod events change.
+	// event is the node whose pod, of the current replica set, the pod
+	// events make ready or not.
 	event func(n int) int
-	check func(c *benchCluster, n int) error
+	check func(c *scaleCluster, n int) error
 }{
-	{"steadyState", benchRolledOut, activePass, func(n int) int { return n / 2 }, func(c *benchCluster, n int) error {
+	{"steadyState", benchRolledOut, activePass, func(n int) int { return n / 2 }, func(c *scaleCluster, n int) error {
 		st := c.current.Status
 		if int(st.Available) != n || int(st.UpToDate) != n {
 			return fmt.Errorf("%d available, %d up to date, want %d", st.Available, st.UpToDate, n)
 		}
 		return expectCondition(c.current, v1alpha1.ReadyCondition, metav1.ConditionTrue, v1alpha1.ReasonRolledOut)
 	}},
-	{"rollingUpdate", benchRollingUpdate, activePass, func(n int) int { return 0 }, func(c *benchCluster, n int) error {
+	{"rollingUpdate", benchRollingUpdate, activePass, func(n int) int { return 0 }, func(c *scaleCluster, n int) error {
 		_, plan, err := c.replicaSetPass(c.current)
 		if err != nil {
 			return err
@@ -156,7 +219,7 @@ var scaleScenarios = []struct {
 		}
 		return nil
 	}},
-	{"canaryStep", scaleCanary, canaryPass, func(n int) int { return 0 }, func(c *benchCluster, n int) error {
+	{"canaryStep", scaleCanary, canaryPass, func(n int) int { return 0 }, func(c *scaleCluster, n int) error {
 		kept, err := canaryPass(c)
 		if err != nil {
 			return err
@@ -195,12 +258,14 @@ func withReadiness(pod *corev1.Pod, ready bool) *corev1.Pod {
 	return pod
 }
 
-// seesEvent says how the pass fails to see pod k, of the current replica
+// seesEvent says how the pass fails to see pod, of the current replica
 // set, turn not ready then ready again.
-func seesEvent(c *benchCluster, pass scalePass, k int) error {
+func seesEvent(c *scaleCluster, pass scalePass, pod string) error {
 	available := c.current.Status.Available
 	for _, ready := range []bool{false, true} {
-		c.pods[k] = withReadiness(c.pods[k], ready)
+		if err := c.podEvent(pod, ready); err != nil {
+			return err
+		}
 		if _, err := pass(c); err != nil {
 			return err
 		}
@@ -209,7 +274,7 @@ func seesEvent(c *benchCluster, pass scalePass, k int) error {
 			want--
 		}
 		if c.current.Status.Available != want {
-			return fmt.Errorf("pod %s ready %t: %d available, want %d", c.pods[k].Name, ready, c.current.Status.Available, want)
+			return fmt.Errorf("pod %s ready %t: %d available, want %d", pod, ready, c.current.Status.Available, want)
 		}
 	}
 	return nil
@@ -242,7 +307,13 @@ func BenchmarkScale(b *testing.B) {
 	for _, sc := range scaleScenarios {
 		b.Run(sc.name, func(b *testing.B) {
 			for _, n := range scaleSizes(b) {
-				c := sc.build(n)
+				built := sc.build(n)
+				// The pod is picked before the cache lists them in no order.
+				pod := built.pods[sc.event(n)].Name
+				c, err := newScaleCluster(built)
+				if err != nil {
+					b.Fatal(err)
+				}
 				if _, err := sc.pass(c); err != nil {
 					b.Fatal(err)
 				}
@@ -268,18 +339,22 @@ func BenchmarkScale(b *testing.B) {
 				})
 				b.Run(fmt.Sprintf("nodes=%d/podEvent", n), func(b *testing.B) {
 					b.ReportAllocs()
-					k, ready := sc.event(n), true
-					if err := seesEvent(c, sc.pass, k); err != nil {
+					ready := true
+					if err := seesEvent(c, sc.pass, pod); err != nil {
 						b.Fatal(err)
 					}
 					for b.Loop() {
 						ready = !ready
-						c.pods[k] = withReadiness(c.pods[k], ready)
+						if err := c.podEvent(pod, ready); err != nil {
+							b.Fatal(err)
+						}
 						if _, err := sc.pass(c); err != nil {
 							b.Fatal(err)
 						}
 					}
-					c.pods[k] = withReadiness(c.pods[k], true)
+					if err := c.podEvent(pod, true); err != nil {
+						b.Fatal(err)
+					}
 				})
 			}
 		})

@@ -58,10 +58,22 @@ func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, erro
 		}
 		return s, nil
 	}
+	return s, s.indexPods()
+}
+
+// FromIndexers is a Store that reads pods and nodes from these stores of
+// their informers, as New does from a cache's; it indexes the pods by
+// ExtendedDaemonSet.
+func FromIndexers(pods, nodes toolscache.Indexer) (*Store, error) {
+	s := &Store{pods: pods, nodes: nodes}
+	return s, s.indexPods()
+}
+
+func (s *Store) indexPods() error {
 	if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod}); err != nil {
-		return nil, fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
+		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
 	}
-	return s, nil
+	return nil
 }
 
 // informerIndexer is the store of c's informer of obj's kind, nil when
