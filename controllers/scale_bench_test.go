@@ -261,6 +261,9 @@ func withReadiness(pod *corev1.Pod, ready bool) *corev1.Pod {
 // seesEvent says how the pass fails to see pod, of the current replica
 // set, turn not ready then ready again.
 func seesEvent(c *scaleCluster, pass scalePass, pod string) error {
+	if _, err := pass(c); err != nil {
+		return err
+	}
 	available := c.current.Status.Available
 	for _, ready := range []bool{false, true} {
 		if err := c.podEvent(pod, ready); err != nil {
@@ -352,7 +355,11 @@ func BenchmarkScale(b *testing.B) {
 							b.Fatal(err)
 						}
 					}
+					// Ready again, and seen so, for the next run.
 					if err := c.podEvent(pod, true); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := sc.pass(c); err != nil {
 						b.Fatal(err)
 					}
 				})
