@@ -128,7 +128,7 @@ unit: ## Run the tests that need no API server.
 # micro-benchmarks of the controllers run first, in seconds, with -short so
 # that the controllers' TestMain starts no API server; then the decision
 # path at the sizes of BENCH_SCALE_NODES, with no API server, and the
-# cache's memory model (about 3 minutes on 2 cores, two thirds of it the
+# cache's memory model (about 2 minutes on 2 cores, most of it the
 # 100,000-node case: BENCH_SCALE_NODES=10000,50000 leaves it out).
 export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BENCH_PROFILE BENCH_MANAGER_ENV
 BENCH_SCALE_NODES ?= 10000,50000,100000
