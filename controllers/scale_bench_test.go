@@ -32,12 +32,12 @@ import (
 )
 
 // scaleNodesEnv lists the cluster sizes of the scale benchmarks, comma
-// separated; the largest take seconds a pass and gigabytes to build, so
+// separated; the largest take seconds a pass and a gigabyte to build, so
 // a run can leave them out.
 const scaleNodesEnv = "SCALE_NODES"
 
-// defaultScaleSizes go from twice the largest simulated cluster to the
-// largest cluster a cloud provider supports.
+// defaultScaleSizes go from twice the 5,000 nodes the simulated benchmark
+// has run on to the largest cluster a cloud provider supports.
 var defaultScaleSizes = []int{10000, 50000, 100000}
 
 // scaleSizes are the sizes SCALE_NODES names, the defaults when unset.
@@ -98,8 +98,11 @@ func (c *scaleCluster) list() error {
 // podEvent is the cache's update of pod name, ready or not.
 func (c *scaleCluster) podEvent(name string, ready bool) error {
 	obj, ok, err := c.podStore.GetByKey(c.eds.Namespace + "/" + name)
-	if err != nil || !ok {
-		return fmt.Errorf("pod %s is not in the cache: %w", name, err)
+	switch {
+	case err != nil:
+		return fmt.Errorf("reading pod %s from the cache: %w", name, err)
+	case !ok:
+		return fmt.Errorf("pod %s is not in the cache", name)
 	}
 	return c.podStore.Update(withReadiness(obj.(*corev1.Pod), ready))
 }
