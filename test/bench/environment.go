@@ -138,18 +138,8 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		},
 	}
 	if slices.Contains(cfg.peers, kruise) {
-		var metricsURL string
-		e.kruiseManager, metricsURL, err = e.startKruise(ctx, dir, cfg, limit)
-		if err != nil {
+		if err := e.startKruise(ctx, dir, cfg, limit); err != nil {
 			return e, err
-		}
-		e.kruise = &controller{
-			name: kruise, pid: e.kruiseManager.PID,
-			metricsURL:     metricsURL,
-			requestCounter: "rest_client_requests_total", keyOf: requestKeyByMethod,
-			agent:       kruiseAgent,
-			ownKinds:    []string{"daemonsets", "controllerrevisions"},
-			newWorkload: func(scenario) workload { return &kruiseDaemonSet{c: e.client} },
 		}
 	}
 	for _, name := range cfg.peers {

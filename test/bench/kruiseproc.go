@@ -49,26 +49,29 @@ const kruiseStopGrace = 10 * time.Second
 // write the certificates to a directory rather than to a Secret, and the
 // configurations are created empty, without a template: the manager finds
 // them, has no webhook to put in them, and the API server never calls it.
-// Of its controllers, only those whose CRD is installed start, and the
-// Advanced DaemonSet's is the only one installed; those that run without a
-// CRD (pod readiness, container launch priority) watch pods but act only
-// on pods that ask for them.
-func (e *environment) startKruise(ctx context.Context, dir string, cfg config, limit rateLimit) (*daemon.Daemon, string, error) {
+// Of its controllers, only those whose CRD is installed start, and of
+// those the feature gates below turn every one off but the DaemonSet
+// controller; those that run without a CRD (pod readiness, container
+// launch priority) watch pods but act only on pods that ask for them. The
+// manager looks for the CRDs not installed for 16 seconds each, about two
+// minutes and a half, before and after it starts its DaemonSet controller:
+// startKruise returns once it has gone quiet.
+func (e *environment) startKruise(ctx context.Context, dir string, cfg config, limit rateLimit) error {
 	for _, webhooks := range []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kruiseMutatingWebhooks}},
 		&admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kruiseValidatingWebhooks}},
 	} {
 		if err := e.client.Create(ctx, webhooks); err != nil {
-			return nil, "", fmt.Errorf("creating Kruise's empty %s: %w", webhooks.GetName(), err)
+			return fmt.Errorf("creating Kruise's empty %s: %w", webhooks.GetName(), err)
 		}
 	}
 	certs := filepath.Join(dir, "kruise-webhook-certs")
 	if err := os.MkdirAll(certs, 0o755); err != nil {
-		return nil, "", err
+		return err
 	}
 	ports, err := daemon.FreePorts(3)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	metrics, health := "127.0.0.1:"+ports[0], "127.0.0.1:"+ports[1]
 	d, err := daemon.Start(daemon.Spec{
@@ -79,6 +82,12 @@ func (e *environment) startKruise(ctx context.Context, dir string, cfg config, l
 			"--health-probe-addr=" + health,
 			"--enable-leader-election=false",
 			"--enable-pprof=false",
+			// No kruise-daemon runs on the fake nodes: the features that
+			// need it (image pre-download, container restarts, probes)
+			// are off. Pod unavailable budgets and workload spreads are
+			// off too: with these gates, the DaemonSet controller is the
+			// only one of the installed CRDs' that runs.
+			"--feature-gates=KruiseDaemon=false,PodUnavailableBudgetDeleteGate=false,WorkloadSpread=false",
 			"--rest-config-qps=" + strconv.Itoa(limit.qps),
 			"--rest-config-burst=" + strconv.Itoa(limit.burst),
 		},
@@ -91,22 +100,38 @@ func (e *environment) startKruise(ctx context.Context, dir string, cfg config, l
 		LogPath: filepath.Join(dir, "kruise-manager.log"),
 	})
 	if err != nil {
-		return nil, "", err
+		return err
+	}
+	e.kruiseManager = d
+	e.kruise = &controller{
+		name: kruise, pid: d.PID,
+		metricsURL:     "http://" + metrics + "/metrics",
+		requestCounter: "rest_client_requests_total", keyOf: requestKeyByMethod,
+		agent:       kruiseAgent,
+		ownKinds:    []string{"daemonsets", "controllerrevisions"},
+		newWorkload: func(scenario) workload { return &kruiseDaemonSet{c: e.client} },
 	}
 	// readyz answers once the webhook is, before the controllers start.
-	err = d.WaitReady(ctx, daemon.HTTPOK(http.DefaultClient, "http://"+health+"/readyz"))
+	if err := d.WaitReady(ctx, daemon.HTTPOK(http.DefaultClient, "http://"+health+"/readyz")); err != nil {
+		return err
+	}
+	err = e.waitKruiseReconciles(ctx)
 	if err == nil {
-		err = e.waitKruiseReconciles(ctx)
+		err = e.kruise.waitQuietFor(ctx, kruiseQuietFor, kruiseStartTimeout)
 	}
 	if err != nil {
-		return d, "", fmt.Errorf("kruise: %w; end of its log:\n%s", err, daemon.Tail(d.LogPath(), daemon.TailLines))
+		return fmt.Errorf("%w; end of the log of kruise-manager:\n%s", err, daemon.Tail(d.LogPath(), daemon.TailLines))
 	}
-	return d, "http://" + metrics + "/metrics", nil
+	return nil
 }
 
 // kruiseStartTimeout bounds the wait for Kruise's DaemonSet controller,
-// whose informers list every node and pod first.
-const kruiseStartTimeout = 2 * time.Minute
+// and then for the manager to go quiet: kruiseQuietFor is longer than the
+// longest wait between two of its looks for a CRD, 12.5 seconds.
+const (
+	kruiseStartTimeout = 5 * time.Minute
+	kruiseQuietFor     = 20 * time.Second
+)
 
 // waitKruiseReconciles waits until Kruise's DaemonSet controller has
 // written the status of an Advanced DaemonSet that selects no node, and
