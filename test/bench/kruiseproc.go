@@ -53,9 +53,9 @@ const kruiseStopGrace = 10 * time.Second
 // those the feature gates below turn every one off but the DaemonSet
 // controller; those that run without a CRD (pod readiness, container
 // launch priority) watch pods but act only on pods that ask for them. The
-// manager looks for the CRDs not installed for 16 seconds each, about two
-// minutes and a half, before and after it starts its DaemonSet controller:
-// startKruise returns once it has gone quiet.
+// manager looks for the CRDs not installed for 16 seconds each, about
+// three minutes in all, before and after it starts its DaemonSet
+// controller: startKruise returns once it has gone quiet.
 func (e *environment) startKruise(ctx context.Context, dir string, cfg config, limit rateLimit) error {
 	for _, webhooks := range []client.Object{
 		&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: kruiseMutatingWebhooks}},
