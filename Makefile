@@ -135,7 +135,8 @@ export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BE
 bench: ## Micro-benchmarks, then the manager against the native and Kruise's DaemonSet controllers on a simulated cluster (BENCH_NODES, BENCH_QPS, BENCH_BURST, BENCH_SCENARIOS, BENCH_PEERS, BENCH_REPS, BENCH_OUT, BENCH_PROFILE).
 	go test -short -run '^$$' -bench . -benchtime 20x ./controllers/...
 	assets=$$(test/tools/testbin.sh | tail -n 1); \
-	kruise=; case ",$${BENCH_PEERS:-kruise}," in *,kruise,*) kruise=$$(test/tools/kruise.sh | tail -n 1);; esac; \
+	peers=$${BENCH_PEERS:-kruise}; kruise=; \
+	case ",$${peers// /}," in *,kruise,*) kruise=$$(test/tools/kruise.sh | tail -n 1);; esac; \
 	KUBEBUILDER_ASSETS=$$assets BENCH_KRUISE=$$kruise go test ./test/bench/ -count=1 -run '^$$' -bench . -benchtime 1x -timeout 0 -v
 
 # The chaos suite at full scale takes about 25 minutes on 2 cores (15 of

@@ -97,6 +97,9 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 				t.Errorf("%s, ours: no %s time", r.Scenario, name)
 			}
 		}
+		if _, ok := r.Figures[reconcileFigure(kruiseReconciler, 0.5)]; r.Controller == kruise && !ok {
+			t.Errorf("%s, kruise: no %s time", r.Scenario, kruiseReconciler)
+		}
 	}
 	for run, missing := range want {
 		if missing != 0 {

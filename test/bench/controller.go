@@ -30,7 +30,7 @@ type controller struct {
 	// agent picks its requests out of the audit log.
 	agent userAgent
 	// reconcilers are the controller-runtime controllers whose reconcile
-	// times are reported; the peers have none reported.
+	// times are reported; kube-controller-manager's has none.
 	reconcilers []string
 	// ownKinds are the resources it writes besides pods and events.
 	ownKinds []string

@@ -25,6 +25,11 @@ const (
 	kruiseCRD     = "crds/apps.kruise.io_daemonsets.yaml"
 )
 
+// kruiseReconciler is the controller-runtime name of Kruise's DaemonSet
+// controller, whose reconcile times are reported; a reconcile includes its
+// writes, which wait on the client's rate limit.
+const kruiseReconciler = "daemonset-controller"
+
 // kruiseAgent is the user agent of every client of Kruise's manager: its
 // own, and "kruise-manager/<name>" for the clients it names.
 var kruiseAgent = userAgent{prefix: "kruise-manager"}
@@ -108,6 +113,7 @@ func (e *environment) startKruise(ctx context.Context, dir string, cfg config, l
 		metricsURL:     "http://" + metrics + "/metrics",
 		requestCounter: "rest_client_requests_total", keyOf: requestKeyByMethod,
 		agent:       kruiseAgent,
+		reconcilers: []string{kruiseReconciler},
 		ownKinds:    []string{"daemonsets", "controllerrevisions"},
 		newWorkload: func(scenario) workload { return &kruiseDaemonSet{c: e.client} },
 	}

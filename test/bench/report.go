@@ -106,6 +106,9 @@ func reconcileRows() []figureRow {
 	for _, q := range reconcileQuantiles {
 		rows = append(rows, figureRow{reconcileFigure(decisionOnly, q), fmt.Sprintf("decision p%g extendeddaemonsetreplicaset, writes excluded (ms)", q*100), 1})
 	}
+	for _, q := range reconcileQuantiles {
+		rows = append(rows, figureRow{reconcileFigure(kruiseReconciler, q), fmt.Sprintf("reconcile p%g Kruise's %s (ms)", q*100, kruiseReconciler), 1})
+	}
 	return rows
 }
 
