@@ -55,8 +55,8 @@ const managerBinary = "manager"
 
 // startEnvironment starts a cluster of nodes in dir, kube-controller-manager
 // running the DaemonSet controller, Kruise's manager when it is a peer, and
-// the manager built at binary, all with the client rate limit limit. On error, what it returns holds what was
-// started, for stop.
+// the manager built at binary, all with the client rate limit limit. On
+// error, what it returns holds what was started, for stop.
 func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit rateLimit) (*environment, error) {
 	nodes := cfg.nodes
 	e := &environment{nodes: nodes, qps: limit.qps, burst: limit.burst}
