@@ -125,7 +125,9 @@ unit: ## Run the tests that need no API server.
 #   BENCH_OUT        JSON of every run and the medians (bin/bench.json, ignored by git)
 #   BENCH_PROFILE    a directory for Go CPU and heap profiles of our manager's runs (none)
 #   BENCH_MANAGER_ENV  KEY=VALUE ... added to our manager's environment, e.g. GOMEMLIMIT=128MiB (none)
-# At 1000 nodes with the defaults it takes about half an hour; no timeout,
+# At 1000 nodes with the defaults it took about half an hour before Kruise
+# and the surge scenario joined, which add about two thirds to the rollouts
+# and three minutes per QPS to start Kruise's manager; no timeout,
 # since a stalled rollout fails on its own after 3 minutes. The Go
 # micro-benchmarks of the controllers run first, in seconds, with -short so
 # that the controllers' TestMain starts no API server.
