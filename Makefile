@@ -112,34 +112,40 @@ unit: ## Run the tests that need no API server.
 	env -u KUBEBUILDER_ASSETS go test -short -count=1 -timeout 2m $(UNIT_PACKAGES)
 
 # make bench compares the manager, run as its own process, with the native
-# DaemonSet controller of kube-controller-manager on one simulated cluster
-# per client QPS, both given the same QPS and burst. Its knobs, read by
-# test/bench:
+# DaemonSet controller of kube-controller-manager and OpenKruise's Advanced
+# DaemonSet controller on one simulated cluster per client QPS, all given the
+# same QPS and burst. Its knobs, read by test/bench:
 #   BENCH_NODES      fake nodes (1000)
-#   BENCH_QPS        client QPS of both controllers, one comparison each (20,200)
+#   BENCH_QPS        client QPS of every controller, one comparison each (20,200)
 #   BENCH_BURST      client burst, one value or one per QPS (twice the QPS)
-#   BENCH_SCENARIOS  create,update,canary,inplace (all)
+#   BENCH_SCENARIOS  create,update,surge,canary,inplace (all)
+#   BENCH_PEERS      native,kruise; kruise is built by test/tools/kruise.sh
+#                    (about 4 minutes the first time) unless left out here
 #   BENCH_REPS       runs of each scenario per controller, one value or one per QPS (3)
 #   BENCH_OUT        JSON of every run and the medians (bin/bench.json, ignored by git)
 #   BENCH_PROFILE    a directory for Go CPU and heap profiles of our manager's runs (none)
 #   BENCH_MANAGER_ENV  KEY=VALUE ... added to our manager's environment, e.g. GOMEMLIMIT=128MiB (none)
-# At 1000 nodes with the defaults it takes about half an hour; no timeout,
+# At 1000 nodes with the defaults it took about half an hour before Kruise
+# and the surge scenario joined, which add about two thirds to the rollouts
+# and three minutes per QPS to start Kruise's manager; no timeout,
 # since a stalled rollout fails on its own after 3 minutes. The Go
 # micro-benchmarks of the controllers run first, in seconds, with -short so
 # that the controllers' TestMain starts no API server; then the decision
 # path at the sizes of BENCH_SCALE_NODES, with no API server, and the
 # cache's memory model (about 2 minutes on 2 cores, most of it the
 # 100,000-node case: BENCH_SCALE_NODES=10000,50000 leaves it out).
-export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BENCH_PROFILE BENCH_MANAGER_ENV
+export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BENCH_PROFILE BENCH_MANAGER_ENV BENCH_PEERS
 BENCH_SCALE_NODES ?= 10000,50000,100000
 
 .PHONY: bench
-bench: ## Micro-benchmarks, the decision path at scale (BENCH_SCALE_NODES), then the manager against the native DaemonSet controller on a simulated cluster (BENCH_NODES, BENCH_QPS, BENCH_BURST, BENCH_SCENARIOS, BENCH_REPS, BENCH_OUT, BENCH_PROFILE).
+bench: ## Micro-benchmarks, the decision path at scale (BENCH_SCALE_NODES), then the manager against the native and Kruise's DaemonSet controllers on a simulated cluster (BENCH_NODES, BENCH_QPS, BENCH_BURST, BENCH_SCENARIOS, BENCH_PEERS, BENCH_REPS, BENCH_OUT, BENCH_PROFILE).
 	go test -short -run '^$$' -bench . -skip '^Benchmark(Scale|CacheMemory)$$' -benchtime 20x ./controllers/...
 	SCALE_NODES=$(BENCH_SCALE_NODES) go test -short -run '^$$' -bench '^Benchmark(Scale|CacheMemory)$$' -benchtime 3x -timeout 0 \
 		./controllers/ ./controllers/internal/store/
 	assets=$$(test/tools/testbin.sh | tail -n 1); \
-	KUBEBUILDER_ASSETS=$$assets go test ./test/bench/ -count=1 -run '^$$' -bench . -benchtime 1x -timeout 0 -v
+	peers=$${BENCH_PEERS:-kruise}; kruise=; \
+	case ",$${peers// /}," in *,kruise,*) kruise=$$(test/tools/kruise.sh | tail -n 1);; esac; \
+	KUBEBUILDER_ASSETS=$$assets BENCH_KRUISE=$$kruise go test ./test/bench/ -count=1 -run '^$$' -bench . -benchtime 1x -timeout 0 -v
 
 # The chaos suite at full scale takes about 25 minutes on 2 cores (15 of
 # them the random walk); each fuzz target then gets CHAOS_FUZZTIME and a few

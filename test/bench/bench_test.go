@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -36,12 +37,19 @@ func BenchmarkControllers(b *testing.B) {
 }
 
 // TestBenchmarkCollectsEveryFigure runs every scenario once on 20 nodes,
-// the workloadRef ones included: the benchmark itself must keep working,
-// whatever its figures are.
+// the workloadRef ones included, against the native controller and, when
+// BENCH_KRUISE holds its build, Kruise: the benchmark itself must keep
+// working, whatever its figures are.
 func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 	testenv.RequireAssets(t)
+	kruiseDir := os.Getenv(kruiseEnv)
+	peers, err := peersNamed("", kruiseBuilt(kruiseDir))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := config{
 		nodes: 20, qps: []int{100}, bursts: []int{200}, reps: []int{1}, scenarios: scenarios,
+		peers: peers, kruiseDir: kruiseDir,
 		out: filepath.Join(t.TempDir(), "bench.json"),
 	}
 	rep, err := runBenchmark(t.Context(), cfg, t.Logf, t.Output())
@@ -51,8 +59,8 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 	cmp := rep.Comparisons[0]
 	want := map[string]int{}
 	for _, sc := range scenarios {
-		for _, c := range []string{native, ours} {
-			if c == ours || !sc.oursOnly {
+		for _, c := range append(slices.Clone(peers), ours) {
+			if c == ours || sc.runBy(c) {
 				want[sc.name+" "+c] = 1
 			}
 		}
@@ -60,7 +68,11 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 	for _, r := range cmp.Runs {
 		want[r.Scenario+" "+r.Controller]--
 		if r.NotAvailable != "" {
-			t.Logf("%s: %s", r.Scenario, r.NotAvailable)
+			// Kruise updates in place: that is what it is compared on.
+			if r.Controller == kruise {
+				t.Errorf("%s, kruise: %s", r.Scenario, r.NotAvailable)
+			}
+			t.Logf("%s, %s: %s", r.Scenario, r.Controller, r.NotAvailable)
 			continue
 		}
 		for _, fig := range []string{figWall, figRequests, figAudited, figWrites, figFailed, figPodWrites, figOwnWrites, figEvtWrites, figQPSFloor, figOverFloor, figPeakRate, figPeakRSS, figCPU} {
@@ -84,6 +96,9 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 			if _, ok := r.Figures[reconcileFigure(name, 0.5)]; r.Controller == ours && !ok {
 				t.Errorf("%s, ours: no %s time", r.Scenario, name)
 			}
+		}
+		if _, ok := r.Figures[reconcileFigure(kruiseReconciler, 0.5)]; r.Controller == kruise && !ok {
+			t.Errorf("%s, kruise: no %s time", r.Scenario, kruiseReconciler)
 		}
 	}
 	for run, missing := range want {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,6 +18,12 @@ type config struct {
 	// bursts[i] and reps[i] go with qps[i].
 	qps, bursts, reps []int
 	scenarios         []scenario
+	// peers are the controllers ours is compared with, in the table's
+	// order: native, kruise or both.
+	peers []string
+	// kruiseDir holds OpenKruise's manager and its Advanced DaemonSet CRD,
+	// as test/tools/kruise.sh builds them, when kruise is a peer.
+	kruiseDir string
 	// out is where the JSON report goes.
 	out string
 	// profileDir, when set, receives Go profiles of our manager's runs.
@@ -35,12 +42,24 @@ const (
 	outEnv       = "BENCH_OUT"
 	profileEnv   = "BENCH_PROFILE"
 	managerEnv   = "BENCH_MANAGER_ENV"
+	peersEnv     = "BENCH_PEERS"
+	kruiseEnv    = "BENCH_KRUISE"
 )
+
+// The peers ours can be compared with.
+const (
+	native = "native"
+	kruise = "kruise"
+)
+
+var knownPeers = []string{native, kruise}
 
 // configFromEnv reads the BENCH_* variables over the defaults: 1000
 // nodes, QPS 20 then 200 with a burst of twice the QPS, every scenario
 // but the workloadRef ones (doc.go says why they are left to be asked
-// for), three runs each, the report in bin/bench.json, which git ignores.
+// for), three runs each, the native controller and, when BENCH_KRUISE
+// holds its build, Kruise as peers, the report in bin/bench.json, which
+// git ignores.
 // BENCH_BURST and BENCH_REPS take one value, or one per QPS.
 func configFromEnv() (config, error) {
 	cfg := config{out: filepath.Join(testenv.RepoRoot(), "bin", "bench.json")}
@@ -61,8 +80,12 @@ func configFromEnv() (config, error) {
 	} else if cfg.bursts, err = onePerQPS(burstEnv, "", cfg.qps); err != nil {
 		return cfg, err
 	}
-	if cfg.scenarios, err = scenariosNamed(envOr(scenariosEnv, "create,update,canary,inplace")); err != nil {
+	if cfg.scenarios, err = scenariosNamed(envOr(scenariosEnv, "create,update,surge,canary,inplace")); err != nil {
 		return cfg, fmt.Errorf("%s: %w", scenariosEnv, err)
+	}
+	cfg.kruiseDir = os.Getenv(kruiseEnv)
+	if cfg.peers, err = peersNamed(os.Getenv(peersEnv), kruiseBuilt(cfg.kruiseDir)); err != nil {
+		return cfg, fmt.Errorf("%s: %w", peersEnv, err)
 	}
 	if v := os.Getenv(outEnv); v != "" {
 		cfg.out = v
@@ -79,6 +102,46 @@ func configFromEnv() (config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// kruiseBuilt says why dir holds no build of test/tools/kruise.sh, empty
+// when it holds one.
+func kruiseBuilt(dir string) string {
+	if dir == "" {
+		return kruiseEnv + " is not set"
+	}
+	for _, name := range []string{kruiseManager, kruiseCRD} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return fmt.Sprintf("%s=%s holds no %s", kruiseEnv, dir, name)
+		}
+	}
+	return ""
+}
+
+// peersNamed returns the peers of a comma-separated list in the list's
+// order; an empty list is the native controller, and Kruise when it is
+// built (notBuilt says why it is not). Naming Kruise unbuilt is an error.
+func peersNamed(list, notBuilt string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		if notBuilt == "" {
+			return []string{native, kruise}, nil
+		}
+		return []string{native}, nil
+	}
+	var out []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case !slices.Contains(knownPeers, name):
+			return nil, fmt.Errorf("unknown peer %q (known: %s)", name, strings.Join(knownPeers, ","))
+		case slices.Contains(out, name):
+			return nil, fmt.Errorf("peer %q named twice", name)
+		case name == kruise && notBuilt != "":
+			return nil, fmt.Errorf("kruise is not built (%s): run test/tools/kruise.sh and set %s to the directory it prints last, as make bench does", notBuilt, kruiseEnv)
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 func envOr(name, fallback string) string {

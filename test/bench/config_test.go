@@ -1,12 +1,15 @@
 package bench
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
 func TestConfigFromEnv(t *testing.T) {
-	for _, name := range []string{nodesEnv, qpsEnv, burstEnv, scenariosEnv, repsEnv, outEnv, profileEnv, managerEnv} {
+	for _, name := range []string{nodesEnv, qpsEnv, burstEnv, scenariosEnv, repsEnv, outEnv, profileEnv, managerEnv, peersEnv, kruiseEnv} {
 		t.Setenv(name, "")
 	}
 	cfg, err := configFromEnv()
@@ -14,7 +17,8 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.nodes != 1000 || !slices.Equal(cfg.qps, []int{20, 200}) || !slices.Equal(cfg.bursts, []int{40, 400}) ||
-		!slices.Equal(cfg.reps, []int{3, 3}) || len(cfg.scenarios) != 4 {
+		!slices.Equal(cfg.reps, []int{3, 3}) || len(cfg.scenarios) != 5 || cfg.scenarios[2].name != "surge" ||
+		!slices.Equal(cfg.peers, []string{native}) {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
@@ -29,17 +33,74 @@ func TestConfigFromEnv(t *testing.T) {
 	if !slices.Equal(cfg.reps, []int{1, 3}) || !slices.Equal(cfg.bursts, []int{50, 50}) ||
 		cfg.scenarios[0].name != "update" || cfg.scenarios[1].name != "canary" ||
 		cfg.scenarios[2].name != "workloadref" || !cfg.scenarios[2].workloadRef ||
-		cfg.scenarios[3].name != "workloadref-canary" || !cfg.scenarios[3].workloadRef || !cfg.scenarios[3].oursOnly ||
+		cfg.scenarios[3].name != "workloadref-canary" || !cfg.scenarios[3].workloadRef || len(cfg.scenarios[3].peers) != 0 ||
 		!slices.Equal(cfg.managerEnv, []string{"GOMEMLIMIT=128MiB", "GOGC=50"}) {
 		t.Errorf("one value per QPS, or one for all: %+v", cfg)
 	}
 
-	for name, value := range map[string]string{repsEnv: "1,2,3", burstEnv: "0", scenariosEnv: "rollback", nodesEnv: "-5", managerEnv: "GOMEMLIMIT"} {
+	for name, value := range map[string]string{repsEnv: "1,2,3", burstEnv: "0", scenariosEnv: "rollback", nodesEnv: "-5", managerEnv: "GOMEMLIMIT", peersEnv: "kruise"} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
 			if _, err := configFromEnv(); err == nil {
 				t.Errorf("%s=%s accepted", name, value)
 			}
 		})
+	}
+}
+
+// TestConfigFindsKruise: a directory laid out as test/tools/kruise.sh
+// makes Kruise a peer by default; one without the binary or the CRD does
+// not, and naming Kruise then is an error.
+func TestConfigFindsKruise(t *testing.T) {
+	for _, name := range []string{nodesEnv, qpsEnv, burstEnv, scenariosEnv, repsEnv, outEnv, profileEnv, managerEnv, peersEnv} {
+		t.Setenv(name, "")
+	}
+	dir := t.TempDir()
+	t.Setenv(kruiseEnv, dir)
+	for _, name := range []string{kruiseManager, kruiseCRD} {
+		if cfg, err := configFromEnv(); err != nil || !slices.Equal(cfg.peers, []string{native}) {
+			t.Errorf("without %s: peers %v, error %v; want native alone", name, cfg.peers, err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := configFromEnv()
+	if err != nil || !slices.Equal(cfg.peers, []string{native, kruise}) || cfg.kruiseDir != dir {
+		t.Errorf("built: peers %v in %q, error %v; want native,kruise in %q", cfg.peers, cfg.kruiseDir, err, dir)
+	}
+	t.Setenv(peersEnv, " kruise ")
+	if cfg, err := configFromEnv(); err != nil || !slices.Equal(cfg.peers, []string{kruise}) {
+		t.Errorf("%s=kruise: peers %v, error %v", peersEnv, cfg.peers, err)
+	}
+}
+
+func TestPeersNamed(t *testing.T) {
+	const notBuilt = "BENCH_KRUISE is not set"
+	for _, tc := range []struct {
+		list, notBuilt string
+		want           []string
+		err            string
+	}{
+		{list: "", notBuilt: notBuilt, want: []string{native}},
+		{list: " ", notBuilt: "", want: []string{native, kruise}},
+		{list: "kruise,native", want: []string{kruise, native}},
+		{list: "native", notBuilt: notBuilt, want: []string{native}},
+		{list: "kruise", notBuilt: notBuilt, err: "kruise is not built (BENCH_KRUISE is not set): run test/tools/kruise.sh"},
+		{list: "native,native", err: `peer "native" named twice`},
+		{list: "native,openkruise", err: `unknown peer "openkruise" (known: native,kruise)`},
+		{list: "native,", err: `unknown peer ""`},
+	} {
+		got, err := peersNamed(tc.list, tc.notBuilt)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("peersNamed(%q, %q) = %v, %v; want an error with %q", tc.list, tc.notBuilt, got, err, tc.err)
+		case tc.err == "" && (err != nil || !slices.Equal(got, tc.want)):
+			t.Errorf("peersNamed(%q, %q) = %v, %v; want %v", tc.list, tc.notBuilt, got, err, tc.want)
+		}
 	}
 }

@@ -10,13 +10,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// Who the figures are of.
-const (
-	native = "native"
-	ours   = "ours"
-)
+// ours is whom the figures are of besides the peers of config.go.
+const ours = "ours"
 
-// controller is one of the two controllers compared, seen from outside
+// controller is one of the controllers compared, seen from outside
 // its process: its pid, its metrics endpoint and its user agent.
 type controller struct {
 	name string
@@ -33,7 +30,7 @@ type controller struct {
 	// agent picks its requests out of the audit log.
 	agent userAgent
 	// reconcilers are the controller-runtime controllers whose reconcile
-	// times are reported; the native controller has none.
+	// times are reported; kube-controller-manager's has none.
 	reconcilers []string
 	// ownKinds are the resources it writes besides pods and events.
 	ownKinds []string
@@ -100,8 +97,10 @@ func ourRequestKey(m *dto.Metric) string {
 }
 
 // kube-controller-manager counts them by HTTP method alone, its garbage
-// collector's included.
-func nativeRequestKey(m *dto.Metric) string {
+// collector's included, and so does Kruise's manager, all its controllers'
+// and its webhook controller's included (client-go's
+// rest_client_requests_total, which controller-runtime serves).
+func requestKeyByMethod(m *dto.Metric) string {
 	return requestKey(label(m, "method"), "", "", label(m, "code"))
 }
 

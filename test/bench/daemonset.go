@@ -16,14 +16,15 @@ type daemonSet struct {
 	ds *appsv1.DaemonSet
 	// onDelete leaves the rollout to whoever deletes the pods, an
 	// ExtendedDaemonSet's workloadRef; otherwise the DaemonSet rolls
-	// itself with maxUnavailable 10%.
+	// itself with the maxUnavailable and maxSurge of the scenario.
 	onDelete bool
 }
 
-func (w *daemonSet) create(ctx context.Context, namespace string, _ scenario, version string) error {
+func (w *daemonSet) create(ctx context.Context, namespace string, sc scenario, version string) error {
+	rolling := sc.strategy().RollingUpdate
 	strategy := appsv1.DaemonSetUpdateStrategy{
 		Type:          appsv1.RollingUpdateDaemonSetStrategyType,
-		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &maxUnavailable},
+		RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: rolling.MaxUnavailable, MaxSurge: rolling.MaxSurge},
 	}
 	if w.onDelete {
 		strategy = appsv1.DaemonSetUpdateStrategy{Type: appsv1.OnDeleteDaemonSetStrategyType}
@@ -66,11 +67,17 @@ func (w *daemonSet) deleteAll(ctx context.Context) error {
 	if w.ds == nil {
 		return nil
 	}
-	if err := client.IgnoreNotFound(w.c.Delete(ctx, w.ds)); err != nil {
-		return fmt.Errorf("deleting the DaemonSet: %w", err)
+	return deleteWithRevisions(ctx, w.c, w.ds, "the DaemonSet")
+}
+
+// deleteWithRevisions deletes obj, a DaemonSet of either kind, and the
+// controller revisions of its namespace; what names it in errors.
+func deleteWithRevisions(ctx context.Context, c client.Client, obj client.Object, what string) error {
+	if err := client.IgnoreNotFound(c.Delete(ctx, obj)); err != nil {
+		return fmt.Errorf("deleting %s: %w", what, err)
 	}
-	if err := w.c.DeleteAllOf(ctx, &appsv1.ControllerRevision{}, client.InNamespace(w.ds.Namespace)); err != nil {
-		return fmt.Errorf("deleting the DaemonSet's revisions: %w", err)
+	if err := c.DeleteAllOf(ctx, &appsv1.ControllerRevision{}, client.InNamespace(obj.GetNamespace())); err != nil {
+		return fmt.Errorf("deleting the revisions of %s: %w", what, err)
 	}
 	return nil
 }

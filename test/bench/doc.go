@@ -1,8 +1,10 @@
-// Package bench measures the manager against the native DaemonSet
-// controller of kube-controller-manager on a simulated cluster whose pods
-// really go Running and Ready. Both run as processes of their own with the
-// same client rate limit; each scenario runs several times, native and ours
-// in turn, and the medians are printed as a table and written as JSON.
+// Package bench measures the manager against its peers, the native
+// DaemonSet controller of kube-controller-manager and OpenKruise's Advanced
+// DaemonSet controller (kruiseproc.go says how its manager runs without its
+// webhook), on a simulated cluster whose pods really go Running and Ready.
+// Each runs as a process of its own with the same client rate limit; each
+// scenario runs several times, the peers and ours in turn, and the medians
+// are printed as a table and written as JSON.
 //
 // What a run records, and where from:
 //
@@ -10,9 +12,10 @@
 //     says every pod runs the new template and is available;
 //   - the requests the controller sent, counted in its own process: ours
 //     by verb and resource (extendeddaemonset_api_requests_total),
-//     kube-controller-manager's by HTTP method (rest_client_requests_total);
+//     kube-controller-manager's and Kruise's manager's by HTTP method
+//     (rest_client_requests_total);
 //   - the same requests in the API server's audit log, by user agent, which
-//     is where the native controller's writes by resource come from;
+//     is where the peers' writes by resource come from;
 //   - the process's peak RSS (VmHWM, reset before the run) and CPU time;
 //   - the quantiles of controller-runtime's reconcile time histogram, and
 //     of our replica set passes without their writes, which wait on the

@@ -15,11 +15,12 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/simcluster"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
 )
 
-// environment is a simulated cluster with both controllers running, each
-// with the same client rate limit.
+// environment is a simulated cluster with every controller compared
+// running, each with the same client rate limit.
 type environment struct {
 	nodes      int
 	qps, burst int
@@ -28,8 +29,15 @@ type environment struct {
 	audit      *auditLog
 	client     client.Client
 	kube       kubernetes.Interface
-	// native and ours are the controllers compared.
-	native, ours *controller
+	// native is kube-controller-manager's DaemonSet controller, which runs
+	// for the whole benchmark (doc.go says why); kruise, Kruise's manager,
+	// runs when it is a peer.
+	native, kruise *controller
+	// peers are the controllers ours is compared with, in cfg.peers' order.
+	peers []*controller
+	ours  *controller
+	// kruiseManager is Kruise's manager's process, when it runs.
+	kruiseManager *daemon.Daemon
 	// profiler, when profiles were asked for, takes our manager's.
 	profiler *profiler
 }
@@ -46,9 +54,9 @@ var (
 const managerBinary = "manager"
 
 // startEnvironment starts a cluster of nodes in dir, kube-controller-manager
-// running the DaemonSet controller, and the manager built at binary, both
-// with the client rate limit limit. On error, what it returns holds what was
-// started, for stop.
+// running the DaemonSet controller, Kruise's manager when it is a peer, and
+// the manager built at binary, all with the client rate limit limit. On
+// error, what it returns holds what was started, for stop.
 func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit rateLimit) (*environment, error) {
 	nodes := cfg.nodes
 	e := &environment{nodes: nodes, qps: limit.qps, burst: limit.burst}
@@ -57,9 +65,13 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		return e, err
 	}
 	limits := []string{"--kube-api-qps=" + strconv.Itoa(limit.qps), "--kube-api-burst=" + strconv.Itoa(limit.burst)}
+	crds := []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")}
+	if slices.Contains(cfg.peers, kruise) {
+		crds = append(crds, filepath.Dir(filepath.Join(cfg.kruiseDir, kruiseCRD)))
+	}
 	e.cluster, err = simcluster.Start(ctx, simcluster.Options{
 		Nodes:            nodes,
-		CRDDirs:          []string{filepath.Join(testenv.RepoRoot(), "config", "crd", "bases")},
+		CRDDirs:          crds,
 		ExtraControllers: []string{"daemonset-controller"},
 		// kwok starts a new pod at once; an image updated in place restarts
 		// as quickly, so that both kinds of update are timed on the
@@ -106,7 +118,7 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 	e.native = &controller{
 		name: native, pid: e.cluster.ControllerManagerPID,
 		metricsURL:     controllerManagerURL + "/metrics",
-		requestCounter: "rest_client_requests_total", keyOf: nativeRequestKey,
+		requestCounter: "rest_client_requests_total", keyOf: requestKeyByMethod,
 		agent:       nativeAgent,
 		ownKinds:    []string{"daemonsets", "controllerrevisions"},
 		newWorkload: func(scenario) workload { return &daemonSet{c: e.client} },
@@ -125,14 +137,25 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 			return &extendedDaemonSet{c: e.client}
 		},
 	}
+	if slices.Contains(cfg.peers, kruise) {
+		if err := e.startKruise(ctx, dir, cfg, limit); err != nil {
+			return e, err
+		}
+	}
+	for _, name := range cfg.peers {
+		e.peers = append(e.peers, map[string]*controller{native: e.native, kruise: e.kruise}[name])
+	}
 	return e, nil
 }
 
-// stop stops the manager and the cluster.
+// stop stops the managers and the cluster.
 func (e *environment) stop() error {
 	var errs []error
 	if e.manager != nil {
 		errs = append(errs, e.manager.Stop())
+	}
+	if e.kruiseManager != nil {
+		errs = append(errs, e.kruiseManager.Stop(kruiseStopGrace))
 	}
 	if e.cluster != nil {
 		errs = append(errs, e.cluster.Stop())

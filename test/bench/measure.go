@@ -133,7 +133,13 @@ func waitRollout(ctx context.Context, w workload) error {
 // waitQuiet waits until c has sent no request for quietFor, or
 // quietAtMost has passed.
 func (c *controller) waitQuiet(ctx context.Context) error {
-	deadline := time.Now().Add(quietAtMost)
+	return c.waitQuietFor(ctx, quietFor, quietAtMost)
+}
+
+// waitQuietFor waits until c has sent no request for quietFor, or atMost
+// has passed.
+func (c *controller) waitQuietFor(ctx context.Context, quietFor, atMost time.Duration) error {
+	deadline := time.Now().Add(atMost)
 	last, err := c.requestsSent(ctx)
 	if err != nil {
 		return err

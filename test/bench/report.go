@@ -25,14 +25,18 @@ type comparison struct {
 	QPS   int `json:"qps"`
 	Burst int `json:"burst"`
 	Reps  int `json:"reps"`
+	// Peers are the controllers ours was compared with, in the table's
+	// order.
+	Peers []string `json:"peers"`
 	// Scenarios in the order they ran.
 	Scenarios []string `json:"scenarios"`
 	Runs      []*run   `json:"runs"`
 	// Medians by scenario, controller and figure, over the runs that have
 	// the figure.
 	Medians map[string]map[string]map[string]float64 `json:"medians"`
-	// NotAvailable says, by scenario, why ours could not be measured.
-	NotAvailable map[string]string `json:"notAvailable,omitempty"`
+	// NotAvailable says, by scenario and controller, why the controller
+	// could not be measured.
+	NotAvailable map[string]map[string]string `json:"notAvailable,omitempty"`
 }
 
 // summarize computes the medians.
@@ -42,9 +46,12 @@ func (c *comparison) summarize() {
 	for _, r := range c.Runs {
 		if r.NotAvailable != "" {
 			if c.NotAvailable == nil {
-				c.NotAvailable = map[string]string{}
+				c.NotAvailable = map[string]map[string]string{}
 			}
-			c.NotAvailable[r.Scenario] = r.NotAvailable
+			if c.NotAvailable[r.Scenario] == nil {
+				c.NotAvailable[r.Scenario] = map[string]string{}
+			}
+			c.NotAvailable[r.Scenario][r.Controller] = r.NotAvailable
 			continue
 		}
 		for fig, v := range r.Figures {
@@ -99,30 +106,35 @@ func reconcileRows() []figureRow {
 	for _, q := range reconcileQuantiles {
 		rows = append(rows, figureRow{reconcileFigure(decisionOnly, q), fmt.Sprintf("decision p%g extendeddaemonsetreplicaset, writes excluded (ms)", q*100), 1})
 	}
+	for _, q := range reconcileQuantiles {
+		rows = append(rows, figureRow{reconcileFigure(kruiseReconciler, q), fmt.Sprintf("reconcile p%g Kruise's %s (ms)", q*100, kruiseReconciler), 1})
+	}
 	return rows
 }
 
-// writeTable writes the comparison as a markdown table of medians.
+// writeTable writes the comparison as a markdown table of medians: a
+// column per peer, ours, and the ratio of ours to each peer.
 func (c *comparison) writeTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### %d nodes, client QPS %d, burst %d: medians of %d runs\n\n", c.Nodes, c.QPS, c.Burst, c.Reps)
-	b.WriteString("| scenario | figure | native | ours | ours/native |\n|---|---|--:|--:|--:|\n")
+	columns := append(slices.Clone(c.Peers), ours)
+	b.WriteString("| scenario | figure |")
+	for _, name := range columns {
+		fmt.Fprintf(&b, " %s |", name)
+	}
+	for _, p := range c.Peers {
+		fmt.Fprintf(&b, " ours/%s |", p)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("--:|", len(columns)+len(c.Peers)) + "\n")
 	for _, sc := range c.Scenarios {
-		if why, ok := c.NotAvailable[sc]; ok && c.Medians[sc][ours] == nil {
-			fmt.Fprintf(&b, "| %s | not available: %s | | | |\n", sc, why)
+		if len(c.Medians[sc]) == 0 {
+			fmt.Fprintf(&b, "| %s | not available |%s\n", sc, strings.Repeat(" |", len(columns)+len(c.Peers)))
 			continue
 		}
 		for _, row := range figureRows {
-			n, nOK := c.Medians[sc][native][row.figure]
-			o, oOK := c.Medians[sc][ours][row.figure]
-			if !nOK && !oOK {
-				continue
+			if line, ok := c.tableRow(sc, row, columns); ok {
+				b.WriteString(line)
 			}
-			ratio := "-"
-			if nOK && oOK && n != 0 {
-				ratio = strconv.FormatFloat(o/n, 'f', 2, 64)
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", sc, row.label, cell(n, nOK, row.decimals), cell(o, oOK, row.decimals), ratio)
 		}
 	}
 	b.WriteString(`
@@ -135,6 +147,14 @@ row counts each controller's user agent, a check on the process's count.
 Native's peak RSS and CPU are kube-controller-manager's, garbage collector
 included.
 `)
+	if slices.Contains(c.Peers, kruise) {
+		b.WriteString(`Kruise's requests and writes are its manager's rest_client_requests_total,
+by HTTP method, its webhook controller and its idle controllers included;
+its writes per node are the audit log's requests from its kruise-manager
+user agents; its peak RSS and CPU are its manager's. Its webhook is left
+out: each Advanced DaemonSet sets every field the webhook would default.
+`)
+	}
 	if slices.ContainsFunc(c.Scenarios, isWorkloadRef) {
 		b.WriteString(`In a workloadRef scenario, ours deletes the DaemonSet's pods and the
 DaemonSet controller, with a client of its own at the same rate limit,
@@ -148,8 +168,14 @@ log counts them.
 	}
 	fmt.Fprintf(&b, "Over 10s, QPS %d and burst %d allow %.1f requests/s.\n", c.QPS, c.Burst, float64(c.QPS)+float64(c.Burst)/rateWindow.Seconds())
 	for _, sc := range c.Scenarios {
-		if why, ok := c.NotAvailable[sc]; ok && c.Medians[sc][ours] != nil {
-			fmt.Fprintf(&b, "Some %s runs were not measured: %s.\n", sc, why)
+		for _, name := range columns {
+			if why, ok := c.NotAvailable[sc][name]; ok {
+				some := "No"
+				if c.Medians[sc][name] != nil {
+					some = "Some"
+				}
+				fmt.Fprintf(&b, "%s %s runs of %s were measured: %s.\n", some, sc, name, why)
+			}
 		}
 	}
 	for _, r := range c.Runs {
@@ -159,6 +185,31 @@ log counts them.
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// tableRow is the line of figure row of scenario sc, with a cell per
+// column and the ratio of ours to each peer; false when no controller has
+// the figure.
+func (c *comparison) tableRow(sc string, row figureRow, columns []string) (string, bool) {
+	var cells []string
+	found := false
+	for _, name := range columns {
+		v, ok := c.Medians[sc][name][row.figure]
+		found = found || ok
+		cells = append(cells, cell(v, ok, row.decimals))
+	}
+	if !found {
+		return "", false
+	}
+	o, oOK := c.Medians[sc][ours][row.figure]
+	for _, p := range c.Peers {
+		ratio := "-"
+		if v, ok := c.Medians[sc][p][row.figure]; ok && oOK && v != 0 {
+			ratio = strconv.FormatFloat(o/v, 'f', 2, 64)
+		}
+		cells = append(cells, ratio)
+	}
+	return fmt.Sprintf("| %s | %s | %s |\n", sc, row.label, strings.Join(cells, " | ")), true
 }
 
 func cell(v float64, ok bool, decimals int) string {

@@ -17,13 +17,14 @@ type scenario struct {
 	name string
 	// what the table says was measured.
 	what string
-	// ourOnly scenarios have no native counterpart.
-	oursOnly bool
+	// peers are the peers that run the same change; the others, and every
+	// peer when it is empty, have no counterpart.
+	peers []string
 	// update scenarios measure a new image on a rolled-out agent; the
 	// others measure the agent's creation on empty nodes.
 	update bool
-	// strategy is the ExtendedDaemonSet's; the DaemonSet always rolls
-	// with maxUnavailable 10%.
+	// strategy is the ExtendedDaemonSet's; the peers roll out with its
+	// maxUnavailable, maxSurge and type.
 	strategy func() v1alpha1.ExtendedDaemonSetStrategy
 	// inPlace scenarios expect the pods to be kept, their image patched.
 	inPlace bool
@@ -41,30 +42,37 @@ const canaryDuration = time.Millisecond
 var scenarios = []scenario{
 	{
 		name: "create", what: "a new agent on empty nodes until every pod is available",
+		peers:    []string{native, kruise},
 		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
 	},
 	{
 		name: "update", what: "a new image, maxUnavailable 10%, no canary, until rolled out", update: true,
+		peers:    []string{native, kruise},
 		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
 	},
 	{
+		name: "surge", what: "a new image, maxSurge 10%, maxUnavailable 0, no canary, until rolled out", update: true,
+		peers:    []string{native, kruise},
+		strategy: surgeTenPercent,
+	},
+	{
 		name: "canary", what: "a new image through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
-		oursOnly: true, update: true,
+		update:   true,
 		strategy: canaryOnePercent,
 	},
 	{
 		name: "workloadref", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef, maxUnavailable 10%, no canary, until rolled out",
-		update: true, workloadRef: true,
+		peers: []string{native}, update: true, workloadRef: true,
 		strategy: rollingUpdate(v1alpha1.RollingUpdateStandard),
 	},
 	{
 		name: "workloadref-canary", what: "a new image of a DaemonSet updated OnDelete, rolled out by an ExtendedDaemonSet's workloadRef through a canary on 1% of the nodes, then maxUnavailable 10%, until promoted and rolled out",
-		oursOnly: true, update: true, workloadRef: true,
+		update: true, workloadRef: true,
 		strategy: canaryOnePercent,
 	},
 	{
 		name: "inplace", what: "a new image patched into the running pods (InPlaceIfPossible), maxUnavailable 10%, until rolled out",
-		oursOnly: true, update: true, inPlace: true,
+		peers: []string{kruise}, update: true, inPlace: true,
 		strategy: rollingUpdate(v1alpha1.RollingUpdateInPlaceIfPossible),
 	},
 }
@@ -76,6 +84,15 @@ func rollingUpdate(kind v1alpha1.RollingUpdateType) func() v1alpha1.ExtendedDaem
 			RollingUpdate: v1alpha1.RollingUpdateStrategy{Type: kind, MaxUnavailable: &unavailable},
 		}
 	}
+}
+
+// surgeTenPercent replaces no pod before its successor is available:
+// maxSurge 10%, maxUnavailable 0.
+func surgeTenPercent() v1alpha1.ExtendedDaemonSetStrategy {
+	s := rollingUpdate(v1alpha1.RollingUpdateStandard)()
+	noneUnavailable, surge := intstr.FromInt32(0), maxSurge
+	s.RollingUpdate.MaxUnavailable, s.RollingUpdate.MaxSurge = &noneUnavailable, &surge
+	return s
 }
 
 // canaryOnePercent is the rolling update with a canary on 1% of the nodes
@@ -101,6 +118,9 @@ func scenariosNamed(list string) ([]scenario, error) {
 	}
 	return out, nil
 }
+
+// runBy says whether peer has a counterpart of sc.
+func (sc scenario) runBy(peer string) bool { return slices.Contains(sc.peers, peer) }
 
 // isWorkloadRef says whether the scenario named name is a workloadRef one.
 func isWorkloadRef(name string) bool {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extendeddaemonset/extendeddaemonset/test/internal/daemon"
 	"github.com/extendeddaemonset/extendeddaemonset/test/internal/managerproc"
 )
 
@@ -56,14 +57,14 @@ func runBenchmark(ctx context.Context, cfg config, log logf, out io.Writer) (rep
 type rateLimit struct{ qps, burst, reps int }
 
 // runComparison runs every scenario of cfg limit.reps times at one rate
-// limit, native and ours in turn, so that whatever slows the machine down
-// meanwhile slows both.
+// limit, the peers and ours in turn, so that whatever slows the machine
+// down meanwhile slows them all.
 func runComparison(ctx context.Context, cfg config, limit rateLimit, dir, binary string, log logf) (cmp *comparison, err error) {
-	cmp = &comparison{Nodes: cfg.nodes, QPS: limit.qps, Burst: limit.burst, Reps: limit.reps}
+	cmp = &comparison{Nodes: cfg.nodes, QPS: limit.qps, Burst: limit.burst, Reps: limit.reps, Peers: cfg.peers}
 	for _, sc := range cfg.scenarios {
 		cmp.Scenarios = append(cmp.Scenarios, sc.name)
 	}
-	log("%d nodes, QPS %d, burst %d: starting the cluster and both controllers", cfg.nodes, limit.qps, limit.burst)
+	log("%d nodes, QPS %d, burst %d: starting the cluster, %s and ours", cfg.nodes, limit.qps, limit.burst, strings.Join(cfg.peers, ", "))
 	// Each comparison's audit log and manager log are its own.
 	if dir, err = os.MkdirTemp(dir, fmt.Sprintf("qps-%d-", limit.qps)); err != nil {
 		return cmp, err
@@ -73,25 +74,28 @@ func runComparison(ctx context.Context, cfg config, limit rateLimit, dir, binary
 	if err != nil {
 		return cmp, err
 	}
-	notAvailable := map[string]bool{}
+	// A feature a controller missed once it misses every time.
+	notAvailable := map[[2]string]bool{}
 	for rep := 1; rep <= limit.reps; rep++ {
 		for _, sc := range cfg.scenarios {
-			// A feature missing once is missing every time.
-			if notAvailable[sc.name] {
-				continue
-			}
 			for _, c := range env.controllersOf(sc) {
+				if notAvailable[[2]string{sc.name, c.name}] {
+					continue
+				}
 				r, err := env.measure(ctx, sc, c, rep)
 				if exits := env.manager.Exits(); len(exits) > 0 {
 					// A restart resets the counters the figures are made of.
 					err = errors.Join(err, fmt.Errorf("the manager exited: %s", strings.Join(exits, "; ")))
+				}
+				if k := env.kruiseManager; k != nil && k.Exited() {
+					err = errors.Join(err, fmt.Errorf("kruise's manager exited; end of its log:\n%s", daemon.Tail(k.LogPath(), daemon.TailLines)))
 				}
 				if err != nil {
 					return cmp, fmt.Errorf("%s, %s, run %d: %w", sc.name, c.name, rep, err)
 				}
 				cmp.Runs = append(cmp.Runs, r)
 				if r.NotAvailable != "" {
-					notAvailable[sc.name] = true
+					notAvailable[[2]string{sc.name, c.name}] = true
 					log("%s, %s, run %d: %s", sc.name, c.name, rep, r.NotAvailable)
 					continue
 				}
@@ -105,10 +109,14 @@ func runComparison(ctx context.Context, cfg config, limit rateLimit, dir, binary
 	return cmp, nil
 }
 
-// controllersOf are the controllers that run sc, native first.
+// controllersOf are the controllers that run sc: the peers that have a
+// counterpart, in their order, then ours.
 func (e *environment) controllersOf(sc scenario) []*controller {
-	if sc.oursOnly {
-		return []*controller{e.ours}
+	var out []*controller
+	for _, p := range e.peers {
+		if sc.runBy(p.name) {
+			out = append(out, p)
+		}
 	}
-	return []*controller{e.native, e.ours}
+	return append(out, e.ours)
 }

@@ -38,8 +38,12 @@ type rolloutState struct {
 // agentLabels select the agent's pods.
 var agentLabels = map[string]string{"app": "agent"}
 
-// maxUnavailable is what every rolling update of the benchmark allows.
-var maxUnavailable = intstr.FromString("10%")
+// maxUnavailable is what every rolling update of the benchmark allows, but
+// the surge scenario's, which allows maxSurge and no unavailable pod.
+var (
+	maxUnavailable = intstr.FromString("10%")
+	maxSurge       = intstr.FromString("10%")
+)
 
 // agentTemplate is a node agent's pod template; version is its image tag.
 func agentTemplate(version string) corev1.PodTemplateSpec {
@@ -54,18 +58,29 @@ func agentTemplate(version string) corev1.PodTemplateSpec {
 func agentImage(version string) string { return "registry.example/agent:" + version }
 
 // setContainerImage sets the image of the first container of obj's
-// template, which template returns, reading obj afresh when the
-// controller's own status writes make the update conflict.
+// template, which template returns.
 func setContainerImage(ctx context.Context, c client.Client, obj client.Object, template func() *corev1.PodTemplateSpec, version string) error {
+	return updateOnConflict(ctx, c, obj, func() error {
+		template().Spec.Containers[0].Image = agentImage(version)
+		return nil
+	})
+}
+
+// updateOnConflict reads obj, changes it with change and updates it,
+// reading it afresh when the controller's own status writes make the
+// update conflict.
+func updateOnConflict(ctx context.Context, c client.Client, obj client.Object, change func() error) error {
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
-		template().Spec.Containers[0].Image = agentImage(version)
+		if err := change(); err != nil {
+			return err
+		}
 		return c.Update(ctx, obj)
 	})
 	if err != nil {
-		return fmt.Errorf("setting the image of %s: %w", obj.GetName(), err)
+		return fmt.Errorf("updating %s: %w", obj.GetName(), err)
 	}
 	return nil
 }

@@ -67,7 +67,9 @@ func (c *Cluster) Do(a scenario.Action) {
 	case scenario.Steer:
 		if inst := c.running(); inst != nil && a.Steer == scenario.FailCanary && c.steerTarget(a) == inst.replicaSet &&
 			(a.Via == scenario.ViaAnnotation || c.flags.canary) {
-			defer c.checkFailed(inst)
+			// Checked after the passes that follow, with the value steer
+			// writes: a later write may replace it before a pass reads it.
+			defer func() { c.checkFailed(failGiven{inst: inst, via: a.Via, value: c.failValue(a.Via)}) }()
 		}
 		c.steer(a)
 	case scenario.PauseRollingUpdate, scenario.UnpauseRollingUpdate:

@@ -48,7 +48,9 @@ const (
 	// Counters: no status says more pods available than desired.
 	Counters Kind = "counters"
 	// FailIgnored: a person's fail for the running canary fails it at
-	// once, whatever else holds it.
+	// once, whatever else holds it: at the pass after it, or, when that
+	// pass could not decide, at the first that does, if the value is still
+	// there for it to read (a person may replace it before).
 	FailIgnored Kind = "fail-ignored"
 	// FailedByNobody: a canary instance fails as failed by a person only
 	// when a person failed it since it started; a value left from an
@@ -110,10 +112,19 @@ type promises struct {
 	// every other node, until the DaemonSet's template changes or a retry
 	// is given; nil when none does.
 	failedHold *failedHold
-	// failToCheck is a canary instance a person failed while the
+	// failToCheck is a person's fail of a canary instance given while the
 	// ExtendedDaemonSet's pass could not decide, checked at the next pass
-	// that does.
-	failToCheck *instance
+	// that does; nil when there is none.
+	failToCheck *failGiven
+}
+
+// failGiven is a person's fail of the running canary instance inst: the
+// value written and where (annotation or spec twin), which a later write
+// there replaces.
+type failGiven struct {
+	inst  *instance
+	via   scenario.Via
+	value string
 }
 
 // failedHold is a failed canary of the DaemonSet's pods: its replica set
@@ -238,9 +249,11 @@ func (c *Cluster) afterEDSPass(before *v1alpha1.ExtendedDaemonSetStatus, transit
 	if promoted {
 		c.checkPromotion(before, ended)
 	}
-	if inst := c.failToCheck; inst != nil {
+	if f := c.failToCheck; f != nil {
 		c.failToCheck = nil
-		c.checkFailed(inst)
+		if c.failValue(f.via) == f.value {
+			c.checkFailed(*f)
+		}
 	}
 	if cs := st.Canary; c.workload != nil && transition == canary.Failed && cs != nil {
 		c.failedHold = &failedHold{replicaSet: cs.ReplicaSet, nodes: slices.Clone(cs.Nodes)}
@@ -564,15 +577,26 @@ func (c *Cluster) ended() string {
 // DaemonSet's revision not recorded yet) decided nothing, the canary's
 // steering among it, and nothing was created or deleted meanwhile (no
 // replica set runs the DaemonSet's new template): the first pass that
-// decides must have acted on it.
-func (c *Cluster) checkFailed(inst *instance) {
+// decides must have acted on it, unless a person wrote another value in
+// its place before that pass read it: steering values are levels, and a
+// value replaced unread was never given.
+func (c *Cluster) checkFailed(f failGiven) {
 	if c.edsErr != nil {
-		c.failToCheck = inst
+		c.failToCheck = &f
 		return
 	}
-	if c.running() == inst {
-		c.violate(FailIgnored, fmt.Sprintf("canary %s still runs after a person failed it: %s", inst.replicaSet, c.describe()))
+	if c.running() == f.inst {
+		c.violate(FailIgnored, fmt.Sprintf("canary %s still runs after a person failed it (%s %q): %s", f.inst.replicaSet, f.via, f.value, c.describe()))
 	}
+}
+
+// failValue is the fail value given through via: the annotation, or the
+// spec twin.
+func (c *Cluster) failValue(via scenario.Via) string {
+	if via == scenario.ViaSpec {
+		return c.twins.fail
+	}
+	return c.annotations[v1alpha1.CanaryFailedAnnotation]
 }
 
 // daemonSetTemplateChanged: a person changed the template of the

@@ -188,13 +188,48 @@ func TestFailIgnoredIsCaught(t *testing.T) {
 	c := rolledOut(t, Config{})
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
 	inst := c.running()
-	c.checkFailed(inst)
+	c.checkFailed(failGiven{inst: inst, via: scenario.ViaAnnotation, value: canary.SteeringValue(c.eds.Status.Canary)})
 	wantViolation(t, c, FailIgnored)
 	c = rolledOut(t, Config{})
 	c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
 	c.Do(scenario.Action{Kind: scenario.Steer, Steer: scenario.FailCanary, Via: scenario.ViaSpec})
 	if v := c.violations; len(v) > 0 || c.eds.Status.Canary == nil || !c.eds.Status.Canary.Failed {
 		t.Fatalf("a failed canary: %s %v", c.describe(), v)
+	}
+}
+
+// With a workloadRef, a fail given while the pass waits for the
+// DaemonSet's controller is checked at the first pass that decides, when
+// its value is still there: obeyed, it holds; ignored, it is caught. (One
+// replaced before any pass read it is the last story of
+// TestStoriesThatOnceBrokeAPromise.)
+func TestFailIgnoredIsCaughtAtThePassThatDecides(t *testing.T) {
+	for _, ignored := range []bool{false, true} {
+		c := rolledOut(t, Config{Workload: true})
+		c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+		c.Do(scenario.Action{Kind: scenario.Wait, Delay: 12 * time.Second})
+		// Template 2, then 1 again: the DaemonSet's controller has not
+		// recorded either yet, and the canary of template 1 runs on.
+		c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 2})
+		c.Do(scenario.Action{Kind: scenario.ApplyTemplate, Template: 1})
+		inst := c.running()
+		c.Do(scenario.Action{Kind: scenario.Steer, Steer: scenario.FailCanary, Target: scenario.RunningCanary, Via: scenario.ViaSpec})
+		if inst == nil || c.edsErr == nil || c.failToCheck == nil || len(c.violations) > 0 {
+			t.Fatalf("no fail waiting for a pass that decides: %s, %v", c.describe(), c.violations)
+		}
+		if ignored {
+			// Behind the controller's back, the canary takes the value
+			// for one left from before it started, which acts on nothing.
+			c.eds.Status.Canary.LeftoverSteering = map[string]string{canary.SteerFail.Field(): c.twins.fail}
+		}
+		c.Do(scenario.Action{Kind: scenario.Wait, Delay: 5 * time.Second})
+		if !ignored {
+			if v := c.violations; len(v) > 0 || c.edsErr != nil || c.eds.Status.Canary == nil || !c.eds.Status.Canary.Failed {
+				t.Fatalf("a fail read late: %s %v", c.describe(), v)
+			}
+			continue
+		}
+		wantViolation(t, c, FailIgnored)
 	}
 }
 
@@ -278,6 +313,16 @@ func TestStoriesThatOnceBrokeAPromise(t *testing.T) {
 			{Kind: scenario.NodeNotReady, Index: 1},
 			{Kind: scenario.Wait, Delay: 6 * time.Minute},
 			{Kind: scenario.NodeReady, Index: 1},
+		}},
+		{"a person fails the canary of the failed template applied again, then an earlier replica set", Config{Nodes: 6, Zones: 3, MaxUnavailable: 1, Steps: true, Analysis: true, Workload: true}, []scenario.Action{
+			{Kind: scenario.ApplyTemplate, Template: 1},
+			{Kind: scenario.Wait, Delay: 12 * time.Second},
+			{Kind: scenario.NodeNotReady, Index: 42},
+			{Kind: scenario.Steer, Steer: scenario.Retry, Target: scenario.RunningCanary, Via: scenario.ViaSpec},
+			{Kind: scenario.ApplyTemplate, Template: 2},
+			{Kind: scenario.ApplyTemplate, Template: 2, LastFailed: true},
+			{Kind: scenario.Steer, Steer: scenario.FailCanary, Target: scenario.RunningCanary, Via: scenario.ViaSpec},
+			{Kind: scenario.Steer, Steer: scenario.FailCanary, Target: scenario.EarlierReplicaSet, Index: 2, Via: scenario.ViaSpec},
 		}},
 	}
 	for _, s := range stories {
