@@ -120,7 +120,7 @@ unit: ## Run the tests that need no API server.
 #   BENCH_BURST      client burst, one value or one per QPS (twice the QPS)
 #   BENCH_SCENARIOS  create,update,surge,canary,inplace (all)
 #   BENCH_PEERS      native,kruise; kruise is built by test/tools/kruise.sh
-#                    (about 4 minutes the first time) unless left out here
+#                    (about 4 minutes the first time) unless left out here; none runs ours alone
 #   BENCH_REPS       runs of each scenario per controller, one value or one per QPS (3)
 #   BENCH_OUT        JSON of every run and the medians (bin/bench.json, ignored by git)
 #   BENCH_PROFILE    a directory for Go CPU and heap profiles of our manager's runs (none)

@@ -54,6 +54,9 @@ const (
 
 var knownPeers = []string{native, kruise}
 
+// noPeer, as BENCH_PEERS, runs ours alone.
+const noPeer = "none"
+
 // configFromEnv reads the BENCH_* variables over the defaults: 1000
 // nodes, QPS 20 then 200 with a burst of twice the QPS, every scenario
 // but the workloadRef ones (doc.go says why they are left to be asked
@@ -120,8 +123,12 @@ func kruiseBuilt(dir string) string {
 
 // peersNamed returns the peers of a comma-separated list in the list's
 // order; an empty list is the native controller, and Kruise when it is
-// built (notBuilt says why it is not). Naming Kruise unbuilt is an error.
+// built (notBuilt says why it is not); "none" is ours alone, to profile it
+// without waiting on the peers' runs. Naming Kruise unbuilt is an error.
 func peersNamed(list, notBuilt string) ([]string, error) {
+	if strings.TrimSpace(list) == noPeer {
+		return nil, nil
+	}
 	if strings.TrimSpace(list) == "" {
 		if notBuilt == "" {
 			return []string{native, kruise}, nil

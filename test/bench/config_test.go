@@ -94,6 +94,8 @@ func TestPeersNamed(t *testing.T) {
 		{list: "native,native", err: `peer "native" named twice`},
 		{list: "native,openkruise", err: `unknown peer "openkruise" (known: native,kruise)`},
 		{list: "native,", err: `unknown peer ""`},
+		{list: " none", notBuilt: "", want: nil},
+		{list: "none,native", err: `unknown peer "none"`},
 	} {
 		got, err := peersNamed(tc.list, tc.notBuilt)
 		switch {

@@ -38,8 +38,10 @@ type environment struct {
 	ours  *controller
 	// kruiseManager is Kruise's manager's process, when it runs.
 	kruiseManager *daemon.Daemon
-	// profiler, when profiles were asked for, takes our manager's.
+	// profiler, when profiles were asked for, takes our manager's, and
+	// memory follows its resident set.
 	profiler *profiler
+	memory   *memoryWatcher
 }
 
 // The user agents of the controllers' clients: kube-controller-manager
@@ -137,6 +139,11 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 			return &extendedDaemonSet{c: e.client}
 		},
 	}
+	if e.profiler != nil {
+		if e.memory, err = watchMemory(e.manager.PID, e.ours.metricsURL, e.profiler); err != nil {
+			return e, err
+		}
+	}
 	if slices.Contains(cfg.peers, kruise) {
 		if err := e.startKruise(ctx, dir, cfg, limit); err != nil {
 			return e, err
@@ -150,7 +157,7 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 
 // stop stops the managers and the cluster.
 func (e *environment) stop() error {
-	var errs []error
+	errs := []error{e.memory.close()}
 	if e.manager != nil {
 		errs = append(errs, e.manager.Stop())
 	}

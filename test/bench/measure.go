@@ -49,6 +49,10 @@ func (e *environment) measure(ctx context.Context, sc scenario, c *controller, r
 }
 
 func (e *environment) measureIn(ctx context.Context, ns string, sc scenario, c *controller, w workload) (*run, error) {
+	if c.name == ours {
+		e.memory.phase(ns + "-before")
+		defer e.memory.phase(ns + "-after")
+	}
 	if sc.update {
 		if err := w.create(ctx, ns, sc, "v1"); err != nil {
 			return nil, err
@@ -73,6 +77,7 @@ func (e *environment) measureIn(ctx context.Context, ns string, sc scenario, c *
 
 	stopProfiling := func() error { return nil }
 	if c.name == ours {
+		e.memory.phase(ns)
 		stopProfiling = e.profiler.during(ctx, ns)
 	}
 	start := time.Now()

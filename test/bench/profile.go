@@ -85,19 +85,24 @@ func (p *profiler) during(ctx context.Context, name string) (stop func() error) 
 }
 
 func (p *profiler) save(ctx context.Context, profile, path string) error {
+	return p.saveURL(ctx, p.baseURL+"/debug/pprof/"+profile, path)
+}
+
+// saveURL saves what url serves into path.
+func (p *profiler) saveURL(ctx context.Context, url, path string) error {
 	ctx, cancel := context.WithTimeout(ctx, profileWindow+30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.baseURL+"/debug/pprof/"+profile, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("taking profile %s: %w", profile, err)
+		return fmt.Errorf("getting %s: %w", url, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("taking profile %s: %s", profile, resp.Status)
+		return fmt.Errorf("getting %s: %s", url, resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {
@@ -105,7 +110,7 @@ func (p *profiler) save(ctx context.Context, profile, path string) error {
 	}
 	if _, err := io.Copy(f, resp.Body); err != nil {
 		_ = f.Close()
-		return fmt.Errorf("saving profile %s: %w", profile, err)
+		return fmt.Errorf("saving %s: %w", url, err)
 	}
 	return f.Close()
 }
