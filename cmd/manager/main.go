@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/fluxcd/pkg/runtime/client"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/probes"
@@ -47,7 +46,7 @@ type options struct {
 	watchNamespaces []string
 	webHosts        []string
 	reconcilers     controllers.Options
-	client          client.Options
+	client          clientOptions
 	leaderElection  leaderelection.Options
 	logger          logger.Options
 }
