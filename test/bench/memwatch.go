@@ -56,7 +56,7 @@ func watchMemory(pid func() int, metricsURL string, p *profiler) (*memoryWatcher
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fmt.Fprintln(csv, "seconds,phase,rss_bytes,rss_anon_bytes,rss_file_bytes"); err != nil {
+	if _, err := fmt.Fprintln(csv, "seconds,phase,rss_bytes,rss_anon_bytes,rss_file_bytes,rss_high_water_bytes"); err != nil {
 		_ = csv.Close()
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func (w *memoryWatcher) sample(ctx context.Context, csv *os.File) error {
 			w.captured = rss.total
 		}
 		w.mu.Unlock()
-		if _, err := fmt.Fprintf(out, "%.2f,%s,%d,%d,%d\n", time.Since(start).Seconds(), phase, rss.total, rss.anon, rss.file); err != nil {
+		if _, err := fmt.Fprintf(out, "%.2f,%s,%d,%d,%d,%d\n", time.Since(start).Seconds(), phase, rss.total, rss.anon, rss.file, rss.highWater); err != nil {
 			return err
 		}
 		if capture {
@@ -137,8 +137,10 @@ func (w *memoryWatcher) capture(ctx context.Context, phase string) error {
 }
 
 // residentSize is a process's resident set, its anonymous and file-backed
-// pages apart (shared memory is the rest).
-type residentSize struct{ total, anon, file uint64 }
+// pages apart (shared memory is the rest), and its high-water mark (VmHWM):
+// the first sample's is the manager's start-up peak, its informers' first
+// sync included.
+type residentSize struct{ total, anon, file, highWater uint64 }
 
 func residentSet(pid int) (residentSize, error) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -148,11 +150,11 @@ func residentSet(pid int) (residentSize, error) {
 	return parseResidentSet(string(raw))
 }
 
-// parseResidentSet reads VmRSS, RssAnon and RssFile of a
+// parseResidentSet reads VmRSS, RssAnon, RssFile and VmHWM of a
 // /proc/<pid>/status.
 func parseResidentSet(status string) (residentSize, error) {
 	var rs residentSize
-	fields := map[string]*uint64{"VmRSS:": &rs.total, "RssAnon:": &rs.anon, "RssFile:": &rs.file}
+	fields := map[string]*uint64{"VmRSS:": &rs.total, "RssAnon:": &rs.anon, "RssFile:": &rs.file, "VmHWM:": &rs.highWater}
 	found := 0
 	for line := range strings.SplitSeq(status, "\n") {
 		key, rest, _ := strings.Cut(line, "\t")
@@ -168,7 +170,7 @@ func parseResidentSet(status string) (residentSize, error) {
 		found++
 	}
 	if found != len(fields) {
-		return rs, fmt.Errorf("status has %d of VmRSS, RssAnon and RssFile", found)
+		return rs, fmt.Errorf("status has %d of VmRSS, RssAnon, RssFile and VmHWM", found)
 	}
 	return rs, nil
 }

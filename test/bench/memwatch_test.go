@@ -8,13 +8,13 @@ func TestParseResidentSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := residentSize{total: 180000 << 10, anon: 150000 << 10, file: 29000 << 10}
+	want := residentSize{total: 180000 << 10, anon: 150000 << 10, file: 29000 << 10, highWater: 190000 << 10}
 	if got != want {
 		t.Errorf("parseResidentSet = %+v, want %+v", got, want)
 	}
 	for name, bad := range map[string]string{
-		"no RssFile":  "VmRSS:\t1 kB\nRssAnon:\t1 kB\n",
-		"not numeric": "VmRSS:\tmany kB\nRssAnon:\t1 kB\nRssFile:\t1 kB\n",
+		"no RssFile":  "VmHWM:\t1 kB\nVmRSS:\t1 kB\nRssAnon:\t1 kB\n",
+		"not numeric": "VmHWM:\t1 kB\nVmRSS:\tmany kB\nRssAnon:\t1 kB\nRssFile:\t1 kB\n",
 	} {
 		if _, err := parseResidentSet(bad); err == nil {
 			t.Errorf("%s: parseResidentSet(%q) took it", name, bad)
