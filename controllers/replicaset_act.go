@@ -66,14 +66,14 @@ func (r *ReplicaSetReconciler) deletePods(ctx context.Context, eds *v1alpha1.Ext
 		// The UID precondition keeps a pod recreated under the same name safe.
 		switch err := r.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); {
 		case err == nil:
-			r.expectations.Deleted(edsKey(eds), pod.UID, r.now())
+			r.expectations.Deleted(edsKey(eds), pod, r.now())
 			return true, nil
 		case apierrors.IsNotFound(err):
 			return false, nil
 		default:
 			// Counted as deleted until the cache says: believed still
 			// available, it would let another pod go.
-			r.refused(ers, "FailedDelete", "Delete", err, func() { r.expectations.MayHaveDeleted(edsKey(eds), pod.UID, r.now()) })
+			r.refused(ers, "FailedDelete", "Delete", err, func() { r.expectations.MayHaveDeleted(edsKey(eds), pod, r.now()) })
 			return false, fmt.Errorf("deleting pod %s (%s) on node %s: %w", pod.Name, d.Reason, d.Node, err)
 		}
 	})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -15,25 +14,14 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
-// fitting counts the nodes template fits: what percentages of the shared
-// budgets resolve against.
-func fitting(template *corev1.PodTemplateSpec, nodes []*corev1.Node) int {
-	n, fitter := 0, placement.NewFitter(template)
-	for _, node := range nodes {
-		if fitter.Fit(node).ShouldRun {
-			n++
-		}
-	}
-	return n
-}
-
 // spentElsewhere is what the other replica set of the ExtendedDaemonSet (the
 // canary beside the active one, or the other way round) spends of the
 // shared budgets on its nodes now, counted by the planner from the same
-// pods. Reconciles of one ExtendedDaemonSet's replica sets are serialized
-// (lockExtendedDaemonSet), so each sees the other's writes.
+// pods, through the view otherView states for it. Reconciles of one
+// ExtendedDaemonSet's replica sets are serialized (lockExtendedDaemonSet),
+// so each sees the other's writes.
 func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet, obs *observation,
-	nodes []*corev1.Node, pods []*corev1.Pod,
+	otherView func(viewSpec) (*view, error),
 ) (rollout.Spent, error) {
 	c := canary.Running(eds)
 	if c == nil {
@@ -52,35 +40,46 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 		// template of the ExtendedDaemonSet, which is what they will run.
 		ers.Name, ers.Spec.Template = name, *obs.template
 	}
-	return spentBy(eds, obs, ers, nodes, pods), nil
+	other, err := otherView(otherViewSpec(eds, obs, ers, r.unresponsiveGrace()))
+	if err != nil {
+		return rollout.Spent{}, err
+	}
+	return spentBy(obs, other), nil
 }
 
-// spentBy is what other, the replica set beside the one obs observes,
-// spends of the shared budgets on its nodes, counted by the planner from
-// the same nodes and pods.
-func spentBy(eds *v1alpha1.ExtendedDaemonSet, obs *observation, other *v1alpha1.ExtendedDaemonSetReplicaSet,
-	nodes []*corev1.Node, pods []*corev1.Pod,
-) rollout.Spent {
-	o := &observation{
-		role:         v1alpha1.ReplicaSetCanary,
-		input:        rollout.Input{Pods: map[string][]rollout.Pod{}, Now: obs.input.Now, Params: obs.input.Params},
-		pods:         map[string]*corev1.Pod{},
-		unresponsive: obs.unresponsive,
-		topologyKey:  obs.topologyKey,
-	}
+// otherViewSpec is what the view of other, the replica set beside the one
+// obs observes, states the nodes for: what it spends of the shared budgets.
+func otherViewSpec(eds *v1alpha1.ExtendedDaemonSet, obs *observation, other *v1alpha1.ExtendedDaemonSetReplicaSet,
+	grace time.Duration,
+) viewSpec {
+	role := v1alpha1.ReplicaSetCanary
 	if obs.role == v1alpha1.ReplicaSetCanary {
-		o.role = v1alpha1.ReplicaSetActive
-	} else {
+		role = v1alpha1.ReplicaSetActive
+	}
+	key := viewKey(eds, other, role, nil, grace)
+	if other.UID == "" {
+		// Judged by the ExtendedDaemonSet's template: its generation,
+		// in the key already, tells the template.
+		key += "|template of the ExtendedDaemonSet"
+	}
+	return viewSpec{
+		role: role, name: other.Name, template: &other.Spec.Template, responsible: responsibleFor(eds, role),
+		topologyKey: obs.topologyKey, grace: grace, key: key,
+	}
+}
+
+// spentBy is what the replica set other states the nodes for spends of the
+// shared budgets, seen from the pass of obs.
+func spentBy(obs *observation, other *view) rollout.Spent {
+	in := rollout.Input{Now: obs.input.Now, Params: obs.input.Params}
+	if other.spec.role == v1alpha1.ReplicaSetCanary {
 		// The active replica set takes the scheduler-failure allowance
 		// first; the canary has what is left. Seen from here, the canary
 		// is left none, which only ever overstates what it spends.
-		o.input.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
+		in.Elsewhere.Excused = obs.input.Params.MaxPodSchedulerFailure
 	}
-	responsible := responsibleFor(eds, o.role)
-	o.addNodes(nodes, &other.Spec.Template, responsible)
-	o.addPods(pods, nodes, other.Name, responsible)
-	o.input.Params.Frozen = true
-	return rollout.Compute(o.input).Counts.Spent()
+	in.Params.Frozen = true
+	return other.state.Plan(in).Counts.Spent()
 }
 
 func (r *ReplicaSetReconciler) unresponsiveGrace() time.Duration {

@@ -32,7 +32,6 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
-	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
 // defaultMaxConcurrentWrites bounds the pod creations and deletions one
@@ -57,6 +56,10 @@ type ReplicaSetReconciler struct {
 	// UnresponsiveNodeGrace is how long a node may be not Ready before its
 	// agent stops counting against the budget; zero means the default.
 	UnresponsiveNodeGrace time.Duration
+	// ViewCheckInterval is how often a replica set's nodes, kept from pass
+	// to pass, are stated afresh and checked; zero means
+	// DefaultViewCheckInterval.
+	ViewCheckInterval time.Duration
 
 	expectations *store.Expectations
 	backoff      *failureBackoff
@@ -64,6 +67,11 @@ type ReplicaSetReconciler struct {
 	statusWrites outcome.StatusWrites
 	// store reads the cached pods and nodes in place.
 	store *store.Store
+	// journal tells a pass which nodes changed since the last one: the
+	// watch handlers record them. views are what each replica set's
+	// passes keep of the nodes between them.
+	journal *store.Journal
+	views   replicaSetViews
 	// locks serializes the reconciles of one ExtendedDaemonSet's replica
 	// sets: they spend one budget, and each must see the other's writes.
 	locks sync.Map
@@ -76,6 +84,7 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.expectations = store.NewExpectations()
 	r.backoff = newFailureBackoff()
 	r.refusals = newOnceEvery(refusalInterval)
+	r.journal = store.NewJournal()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extendeddaemonsetreplicaset").
 		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
@@ -99,6 +108,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if err := r.Get(ctx, req.NamespacedName, ers); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.statusWrites.Forget(req.NamespacedName)
+			r.views.forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -118,6 +128,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// Without its ExtendedDaemonSet the replica set is garbage, and
 		// nothing it wrote needs remembering.
 		r.expectations.Forget(owner)
+		r.views.forget(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
 	log = log.WithValues("extendedDaemonSet", klog.KObj(eds))
@@ -134,7 +145,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		_, perr := r.writeStatus(ctx, before, ers, now)
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
-	plan := rollout.Compute(obs.input)
+	plan := obs.view.state.Plan(obs.input)
 	replicaSetDecisionSeconds().Observe(time.Since(decideStart).Seconds())
 	if len(plan.Create)+len(plan.Delete)+len(plan.UpdateInPlace) > 0 {
 		log.V(1).Info("carrying out plan", "role", obs.role, "create", len(plan.Create), "delete", len(plan.Delete),
@@ -166,23 +177,8 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if obs.workload && obs.role != v1alpha1.ReplicaSetUnknown {
 		requeue = outcome.Soonest(requeue, store.WorkloadPoll)
 	}
-	requeue = outcome.Soonest(requeue, untilUnresponsive(obs, now, r.unresponsiveGrace()))
+	requeue = outcome.Soonest(requeue, obs.view.untilUnresponsive(now))
 	return ctrl.Result{RequeueAfter: requeue}, nil
-}
-
-// untilUnresponsive is how long until the first node of the replica set
-// that is not Ready crosses the unresponsive grace, zero when none will.
-// The planner then leaves it alone and stops counting it against the
-// budget, which may let a held rollout go on; but a node whose kubelet died
-// sends no more updates, so nothing else wakes the reconcile then.
-func untilUnresponsive(obs *observation, now time.Time, grace time.Duration) time.Duration {
-	var wait time.Duration
-	for _, n := range obs.input.Nodes {
-		if node := obs.nodes[n.Name]; node != nil && !n.Unresponsive {
-			wait = outcome.Soonest(wait, placement.UnresponsiveIn(node, now, grace))
-		}
-	}
-	return wait
 }
 
 // writeStatus writes the status of ers in one patch when a reader needs the
@@ -197,6 +193,13 @@ func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1a
 		r.recordPlacementEvents(ers, &before.Status)
 	}
 	return wait, err
+}
+
+func (r *ReplicaSetReconciler) viewCheckInterval() time.Duration {
+	if r.ViewCheckInterval > 0 {
+		return r.ViewCheckInterval
+	}
+	return DefaultViewCheckInterval
 }
 
 // lockExtendedDaemonSet waits for the other reconciles of key's replica sets
@@ -276,6 +279,11 @@ func (r *ReplicaSetReconciler) replicaSetsOfPod(ctx context.Context, pod client.
 	if name == "" {
 		return nil
 	}
+	if p, ok := pod.(*corev1.Pod); ok && r.journal != nil {
+		// Called for the pod before and after an update both: a pod
+		// that changed node changed both.
+		r.journal.PodChanged(pod.GetNamespace()+"/"+name, placement.TargetNode(p))
+	}
 	eds := &v1alpha1.ExtendedDaemonSet{}
 	if err := r.Get(ctx, types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}, eds); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -328,6 +336,9 @@ func (r *ReplicaSetReconciler) replicaSetsOf(ctx context.Context, namespace, eds
 // pod on it, whose counts change when the node goes.
 func (r *ReplicaSetReconciler) replicaSetsOfNode(ctx context.Context, node client.Object) []reconcile.Request {
 	log := ctrl.LoggerFrom(ctx)
+	if r.journal != nil {
+		r.journal.NodeChanged(node.GetName())
+	}
 	seen := map[types.NamespacedName]bool{}
 	var reqs []reconcile.Request
 	add := func(namespace, name string) {

@@ -14,7 +14,6 @@ import (
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
-	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
 // agentLabel is a second node selector key, for nodes of a scenario that
@@ -385,23 +384,24 @@ func TestUntilUnresponsiveIsTheSoonestCrossing(t *testing.T) {
 		return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 			{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.NewTime(now.Add(-since))}}}}
 	}
-	obs := &observation{nodes: map[string]*corev1.Node{
-		"ready":        node("ready", corev1.ConditionTrue, time.Hour),
-		"gone-1m-ago":  node("gone-1m-ago", corev1.ConditionUnknown, time.Minute),
-		"gone-3m-ago":  node("gone-3m-ago", corev1.ConditionFalse, 3*time.Minute),
-		"gone-1h-ago":  node("gone-1h-ago", corev1.ConditionUnknown, time.Hour),
-		"another-eds":  node("another-eds", corev1.ConditionFalse, 4*time.Minute+30*time.Second),
-		"without-cond": {ObjectMeta: metav1.ObjectMeta{Name: "without-cond"}},
-	}}
-	for _, name := range []string{"ready", "gone-1m-ago", "gone-3m-ago", "gone-1h-ago", "without-cond", "deleted-node"} {
-		obs.input.Nodes = append(obs.input.Nodes, rollout.Node{Name: name, ShouldRun: true, ShouldContinueRunning: true,
-			Unresponsive: name == "gone-1h-ago"})
+	nodes := []*corev1.Node{
+		node("ready", corev1.ConditionTrue, time.Hour),
+		node("gone-1m-ago", corev1.ConditionUnknown, time.Minute),
+		node("gone-3m-ago", corev1.ConditionFalse, 3*time.Minute),
+		node("gone-1h-ago", corev1.ConditionUnknown, time.Hour),
+		node("another-eds", corev1.ConditionFalse, 4*time.Minute+30*time.Second),
+		{ObjectMeta: metav1.ObjectMeta{Name: "without-cond"}},
 	}
-	if got, want := untilUnresponsive(obs, now, grace), 2*time.Minute+time.Millisecond; got != want {
+	v := newView(viewSpec{
+		role: v1alpha1.ReplicaSetActive, name: "agent-v1", template: &corev1.PodTemplateSpec{}, grace: grace,
+		responsible: func(node string) bool { return node != "another-eds" },
+	})
+	v.restate(nil, nodes, nil, now)
+	if got, want := v.untilUnresponsive(now), 2*time.Minute+time.Millisecond; got != want {
 		t.Errorf("untilUnresponsive = %v, want %v (the node not Ready for 3 minutes)", got, want)
 	}
-	obs.input.Nodes = obs.input.Nodes[:1]
-	if got := untilUnresponsive(obs, now, grace); got != 0 {
+	v.restate(nil, nodes[:1], nil, now)
+	if got := v.untilUnresponsive(now); got != 0 {
 		t.Errorf("untilUnresponsive with every node Ready = %v, want 0", got)
 	}
 }

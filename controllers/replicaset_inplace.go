@@ -201,20 +201,31 @@ func inPlaceReadySince(pod *corev1.Pod, readySince time.Time) time.Time {
 	return readySince
 }
 
-// markInPlace flags the old pods that ers can update in place: those of a
-// replica set whose template differs from ers's only in images. Pods of no
-// replica set (a DaemonSet's being migrated) are replaced.
-func (r *ReplicaSetReconciler) markInPlace(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
-	ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation,
-) error {
+// updatableBy names the replica sets whose pods ers updates in place:
+// those whose template differs from ers's only in images.
+func (r *ReplicaSetReconciler) updatableBy(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	ers *v1alpha1.ExtendedDaemonSetReplicaSet,
+) (map[string]bool, error) {
 	var sets v1alpha1.ExtendedDaemonSetReplicaSetList
-	if err := r.List(ctx, &sets, client.InNamespace(eds.Namespace), client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds.Name}); err != nil {
-		return fmt.Errorf("listing replica sets: %w", err)
+	if err := r.List(ctx, &sets, client.InNamespace(eds.Namespace), client.MatchingLabels{v1alpha1.ExtendedDaemonSetNameLabel: eds.Name},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing replica sets: %w", err)
 	}
 	updatable := map[string]bool{}
 	for i := range sets.Items {
-		from := &sets.Items[i]
-		updatable[from.Name] = from.Name != ers.Name && onlyImagesDiffer(&from.Spec.Template, &ers.Spec.Template)
+		if from := &sets.Items[i]; from.Name != ers.Name && onlyImagesDiffer(&from.Spec.Template, &ers.Spec.Template) {
+			updatable[from.Name] = true
+		}
+	}
+	return updatable, nil
+}
+
+// markInPlace flags the old pods of obs that can be updated in place: those
+// of the updatable replica sets. Pods of no replica set (a DaemonSet's being
+// migrated) are replaced.
+func markInPlace(obs *observation, updatable map[string]bool) {
+	if len(updatable) == 0 {
+		return
 	}
 	for _, pods := range obs.input.Pods {
 		for i := range pods {
@@ -223,5 +234,4 @@ func (r *ReplicaSetReconciler) markInPlace(ctx context.Context, eds *v1alpha1.Ex
 			}
 		}
 	}
-	return nil
 }

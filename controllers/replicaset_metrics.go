@@ -21,3 +21,15 @@ var replicaSetDecisionSeconds = sync.OnceValue(func() prometheus.Histogram {
 	ctrlmetrics.Registry.MustRegister(h)
 	return h
 })
+
+// replicaSetViewMismatches counts the kept views the periodic check found
+// unlike the cache: each is a change this controller missed, which the
+// check repaired. It should stay at zero.
+var replicaSetViewMismatches = sync.OnceValue(func() prometheus.Counter {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "extendeddaemonset_replicaset_view_mismatches_total",
+		Help: "Replica set views kept from pass to pass that the periodic full check found unlike the cache, and stated afresh.",
+	})
+	ctrlmetrics.Registry.MustRegister(c)
+	return c
+})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,40 +62,26 @@ type observation struct {
 	// replica sets it takes back rather than rolls forward (returnsAtOnce);
 	// nil for the other roles.
 	returning func(*corev1.Pod) bool
+	// view states the nodes and pods of input, nodes and pods: they are
+	// the view's, shared with the next pass's; never change them.
+	view *view
 }
 
 // observe reads nodes and pods from the cache, with the writes the cache
-// may not show yet, and states them for the planner.
+// may not show yet, and states them for the planner: through the views the
+// replica set keeps from pass to pass when it can, which state again only
+// the nodes changed since its last pass.
 func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
 	ers *v1alpha1.ExtendedDaemonSetReplicaSet, now time.Time,
 ) (*observation, error) {
-	nodes, err := r.store.AllNodes(ctx)
-	if err != nil {
-		return nil, err
-	}
-	cached, work, err := r.podsOf(ctx, eds, ers)
-	if err != nil {
-		return nil, err
-	}
 	obs := &observation{
-		role:  canary.RoleOf(eds, ers.Name),
-		input: rollout.Input{Pods: make(map[string][]rollout.Pod, len(cached)), Now: now},
-		pods:  make(map[string]*corev1.Pod, len(cached)),
-
-		unresponsive: map[string]bool{},
-		topologyKey:  topologyKey(eds),
+		role:        canary.RoleOf(eds, ers.Name),
+		input:       rollout.Input{Now: now},
+		topologyKey: topologyKey(eds),
 	}
 	obs.returning = returnsAtOnce(eds, ers)
-	responsible := responsibleFor(eds, obs.role)
-	obs.nodes = make(map[string]*corev1.Node, len(nodes))
-	for _, node := range nodes {
-		obs.nodes[node.Name] = node
-		if placement.Unresponsive(node, now, r.unresponsiveGrace()) {
-			obs.unresponsive[node.Name] = true
-		}
-	}
-	obs.addNodes(nodes, &ers.Spec.Template, responsible)
 	var old handover
+	var err error
 	if obs.role != v1alpha1.ReplicaSetUnknown {
 		// Every replica set that places pods, the canary's too, takes the
 		// old DaemonSet's pods for the old pods of its nodes and holds
@@ -107,11 +94,56 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		if old, err = r.oldDaemonSetPods(ctx, eds); err != nil {
 			return nil, err
 		}
-		cached = append(cached, old.pods...)
-		obs.migrating, obs.migrationWaiting = len(old.pods), old.waiting
 	}
-	pods := r.expectations.Apply(edsKey(eds), cached, now)
-	obs.addPods(pods, nodes, ers.Name, responsible)
+	obs.migrating, obs.migrationWaiting = len(old.pods), old.waiting
+	var updatable map[string]bool
+	// A canary replaces pods as Standard does: it is judged by its pods'
+	// restarts, and an update in place would bring a pod's past restarts,
+	// and one more, into the verdict.
+	if inPlaceMode(eds) && obs.role == v1alpha1.ReplicaSetActive {
+		if updatable, err = r.updatableBy(ctx, eds, ers); err != nil {
+			return nil, err
+		}
+	}
+	st := &stater{
+		source: r.store, journal: r.journal, expectations: r.expectations, eds: eds, now: now,
+		checkEvery: r.viewCheckInterval(), mismatch: reportMismatch(ctx, eds),
+	}
+	// Kept views read the journal, which tells of the cached pods of the
+	// ExtendedDaemonSet only: not of a workload's pods, nor of a migrated
+	// DaemonSet's, and a replica set without a role places nothing.
+	var work *workloadPods
+	var otherView func(viewSpec) (*view, error)
+	if r.journal != nil && r.store.Reads() && eds.Spec.WorkloadRef == nil && len(old.pods) == 0 && obs.role != v1alpha1.ReplicaSetUnknown {
+		obs.template = &eds.Spec.Template
+		kept := r.views.of(types.NamespacedName{Namespace: ers.Namespace, Name: ers.Name})
+		own, err := st.update(ctx, &kept.own, ownViewSpec(eds, ers, obs, updatable, r.unresponsiveGrace()))
+		if err != nil {
+			return nil, err
+		}
+		obs.from(own)
+		otherView = func(spec viewSpec) (*view, error) { return st.update(ctx, &kept.other, spec) }
+	} else {
+		nodes, err := r.store.AllNodes(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var cached []*corev1.Pod
+		if cached, work, err = r.podsOf(ctx, eds, ers); err != nil {
+			return nil, err
+		}
+		cached = append(cached, old.pods...)
+		pods := r.expectations.Apply(edsKey(eds), cached, now)
+		obs.template = work.templateOr(&eds.Spec.Template)
+		own := newView(ownViewSpec(eds, ers, obs, updatable, r.unresponsiveGrace()))
+		own.restate(nil, nodes, pods, now)
+		obs.from(own)
+		otherView = func(spec viewSpec) (*view, error) {
+			v := newView(spec)
+			v.restate(nil, nodes, pods, now)
+			return v, nil
+		}
+	}
 
 	if obs.role == v1alpha1.ReplicaSetUnknown {
 		// A replica set without a role only counts its pods; the active one
@@ -119,16 +151,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		obs.input.Params.Frozen = true
 		return obs, nil
 	}
-	var failedNodes []string
-	for _, n := range obs.input.Nodes {
-		for _, p := range obs.input.Pods[n.Name] {
-			if p.Failed {
-				failedNodes = append(failedNodes, backoffKey(eds, n.Name))
-			}
-		}
-	}
-	obs.template = work.templateOr(&eds.Spec.Template)
-	obs.input.Params, obs.specErr = rolloutParams(eds, ers, fitting(obs.template, nodes), now)
+	obs.input.Params, obs.specErr = rolloutParams(eds, ers, obs.view.fitting, now)
 	obs.specErr = errors.Join(obs.specErr, old.refused, work.err())
 	obs.workload, obs.workloadWaiting = work != nil, work.waiting()
 	obs.deadline = eds.Spec.ProgressDeadline()
@@ -148,34 +171,64 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 			obs.input.Params.Topology = &parallel
 		}
 	}
-	elsewhere, err := r.spentElsewhere(ctx, eds, obs, nodes, pods)
-	if err != nil {
+	if obs.input.Elsewhere, err = r.spentElsewhere(ctx, eds, obs, otherView); err != nil {
 		return nil, err
 	}
-	obs.input.Elsewhere = elsewhere
 	if obs.specErr != nil || obs.migrationWaiting != "" || obs.workloadWaiting != "" {
 		obs.input.Params.Frozen = true
 	}
-	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
-	// A canary replaces pods as Standard does: it is judged by its pods'
-	// restarts, and an update in place would bring a pod's past restarts,
-	// and one more, into the verdict.
-	if inPlaceMode(eds) && obs.role == v1alpha1.ReplicaSetActive {
-		if err := r.markInPlace(ctx, eds, ers, obs); err != nil {
-			return nil, err
-		}
+	failedNodes := obs.view.failedNodes()
+	for i, n := range failedNodes {
+		failedNodes[i] = backoffKey(eds, n)
 	}
-	settings, err := store.ListSettings(ctx, r.Client, eds.Namespace)
+	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
+	if obs.settings, err = r.validSettings(ctx, eds, &ers.Spec.Template); err != nil {
+		return nil, err
+	}
+	return obs, nil
+}
+
+// from takes the nodes and pods v states.
+func (o *observation) from(v *view) {
+	o.view = v
+	o.input.Nodes, o.input.Pods = v.nodes, v.pods
+	o.pods, o.nodes = v.objects, v.nodeObjects
+}
+
+// ownViewSpec is what the replica set's own view states the nodes for.
+func ownViewSpec(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet,
+	obs *observation, updatable map[string]bool, grace time.Duration,
+) viewSpec {
+	return viewSpec{
+		role: obs.role, name: ers.Name, template: &ers.Spec.Template, percentOf: obs.template,
+		responsible: responsibleFor(eds, obs.role), returning: obs.returning, updatable: updatable,
+		topologyKey: obs.topologyKey, grace: grace,
+		key: viewKey(eds, ers, obs.role, updatable, grace),
+	}
+}
+
+// validSettings are the valid resource overrides of eds. Whether one is
+// valid depends on the others of the same ExtendedDaemonSet only, so the
+// nodes are read only when it has any.
+func (r *ReplicaSetReconciler) validSettings(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet,
+	template *corev1.PodTemplateSpec,
+) ([]v1alpha1.ExtendedDaemonsetSetting, error) {
+	all, err := store.ListSettings(ctx, r.Client, eds.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	invalid := overrides.Validate(settings, nodes, map[string]*corev1.PodTemplateSpec{eds.Name: &ers.Spec.Template})
-	for _, s := range settings {
-		if invalid[s.Name] == nil && s.Spec.Reference.Name == eds.Name {
-			obs.settings = append(obs.settings, s)
-		}
+	settings := slices.DeleteFunc(all, func(s v1alpha1.ExtendedDaemonsetSetting) bool {
+		return s.Spec.Reference == nil || s.Spec.Reference.Name != eds.Name
+	})
+	if len(settings) == 0 {
+		return nil, nil
 	}
-	return obs, nil
+	nodes, err := r.store.AllNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	invalid := overrides.Validate(settings, nodes, map[string]*corev1.PodTemplateSpec{eds.Name: template})
+	return slices.DeleteFunc(settings, func(s v1alpha1.ExtendedDaemonsetSetting) bool { return invalid[s.Name] != nil }), nil
 }
 
 // edsKey is the key of an ExtendedDaemonSet in the expectations.

@@ -1,11 +1,11 @@
 package controllers
 
 // The scale benchmarks time what a reconcile decides once it has read the
-// cache, on clusters no simulated API server here can hold: every pod or
-// node event of an ExtendedDaemonSet starts a pass over all its nodes and
-// pods, so the cost of one event is the cost of a full pass. Run them with
-// -short (no envtest) and few iterations: `make bench` runs them with
-// -benchtime 3x at the sizes of BENCH_SCALE_NODES.
+// cache, on clusters no simulated API server here can hold: a pass that
+// states every node (a replica set's first, or its periodic check), and a
+// pod event, whose pass states again only the node the journal names. Run
+// them with -short (no envtest) and few iterations: `make bench` runs them
+// with -benchtime 3x at the sizes of BENCH_SCALE_NODES.
 
 import (
 	"context"
@@ -58,12 +58,19 @@ func scaleSizes(b *testing.B) []int {
 }
 
 // scaleCluster is a benchCluster held as the manager's cache holds it: in
-// the stores of the pod and node informers, read through store.Store.
+// the stores of the pod and node informers, read through store.Store, with
+// the journal the watch handlers fill and the views the passes keep.
 type scaleCluster struct {
 	*benchCluster
 	store *store.Store
 	// podStore is the pod informer's store, which events update.
-	podStore toolscache.Indexer
+	podStore     toolscache.Indexer
+	journal      *store.Journal
+	expectations *store.Expectations
+	// kept are the views each replica set's passes keep; afresh drops
+	// them before each pass, which then states every node.
+	kept   map[string]*keptViews
+	afresh bool
 }
 
 // newScaleCluster puts the nodes and pods of c in informer stores.
@@ -81,11 +88,14 @@ func newScaleCluster(c *benchCluster) (*scaleCluster, error) {
 		}
 	}
 	s, err := store.FromIndexers(pods, nodes)
-	return &scaleCluster{benchCluster: c, store: s, podStore: pods}, err
+	return &scaleCluster{
+		benchCluster: c, store: s, podStore: pods, journal: store.NewJournal(), expectations: store.NewExpectations(),
+		kept: map[string]*keptViews{},
+	}, err
 }
 
 // list reads the nodes and the ExtendedDaemonSet's pods from the cache, as
-// each reconcile does first.
+// the ExtendedDaemonSet's reconcile does for a canary's step.
 func (c *scaleCluster) list() error {
 	var err error
 	if c.nodes, err = c.store.AllNodes(context.Background()); err != nil {
@@ -95,7 +105,8 @@ func (c *scaleCluster) list() error {
 	return err
 }
 
-// podEvent is the cache's update of pod name, ready or not.
+// podEvent is the cache's update of pod name, ready or not, and the
+// journal's record of it, as the watch handler makes.
 func (c *scaleCluster) podEvent(name string, ready bool) error {
 	obj, ok, err := c.podStore.GetByKey(c.eds.Namespace + "/" + name)
 	switch {
@@ -104,21 +115,40 @@ func (c *scaleCluster) podEvent(name string, ready bool) error {
 	case !ok:
 		return fmt.Errorf("pod %s is not in the cache", name)
 	}
-	return c.podStore.Update(withReadiness(obj.(*corev1.Pod), ready))
+	pod := withReadiness(obj.(*corev1.Pod), ready)
+	if err := c.podStore.Update(pod); err != nil {
+		return err
+	}
+	c.journal.PodChanged(c.eds.Namespace+"/"+c.eds.Name, placement.TargetNode(pod))
+	return nil
 }
 
 // scalePass is what one event makes the controller decide, from reading
-// the cache on: each replica set pass the event starts (list, observe,
-// plan, status), and the canary's step when a canary runs. It returns what
-// the passes keep until their writes are done.
+// the cache on: each replica set pass the event starts (observe, plan,
+// status), and the canary's step when a canary runs. It returns what the
+// passes keep until their writes are done.
 type scalePass func(c *scaleCluster) (kept []any, err error)
 
-// replicaSetPass is one replica set reconcile without its writes: the walk
-// observe makes over nodes and pods, with what the other replica set
-// spends while a canary runs, the plan, the status, and the next wake-up.
-func (c *benchCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, rollout.Plan, error) {
-	obs, err := c.observe(ers)
+// replicaSetPass is one replica set reconcile without its writes: its
+// views brought up to date (its own, and the other replica set's while a
+// canary runs), the plan, the status, and the next wake-up.
+func (c *scaleCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, rollout.Plan, error) {
+	ctx := context.Background()
+	kept := c.kept[ers.Name]
+	if kept == nil || c.afresh {
+		kept = &keptViews{}
+		c.kept[ers.Name] = kept
+	}
+	st := &stater{source: c.store, journal: c.journal, expectations: c.expectations, eds: c.eds, now: benchNow,
+		checkEvery: DefaultViewCheckInterval}
+	obs, _ := c.newObservation(ers)
+	obs.template = &c.eds.Spec.Template
+	own, err := st.update(ctx, &kept.own, ownViewSpec(c.eds, ers, obs, nil, placement.DefaultUnresponsiveGrace))
 	if err != nil {
+		return nil, rollout.Plan{}, err
+	}
+	obs.from(own)
+	if obs.input.Params, err = rolloutParams(c.eds, ers, own.fitting, benchNow); err != nil {
 		return nil, rollout.Plan{}, err
 	}
 	if cs := canary.Running(c.eds); cs != nil {
@@ -126,20 +156,21 @@ func (c *benchCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		if obs.role == v1alpha1.ReplicaSetActive {
 			other = c.current
 		}
-		obs.input.Elsewhere = spentBy(c.eds, obs, other, c.nodes, c.pods)
+		otherView, err := st.update(ctx, &kept.other, otherViewSpec(c.eds, obs, other, placement.DefaultUnresponsiveGrace))
+		if err != nil {
+			return nil, rollout.Plan{}, err
+		}
+		obs.input.Elsewhere = spentBy(obs, otherView)
 	}
-	plan := rollout.Compute(obs.input)
+	plan := own.state.Plan(obs.input)
 	setReplicaSetStatus(ers, obs, plan, nil, benchNow)
-	untilUnresponsive(obs, benchNow, placement.DefaultUnresponsiveGrace)
+	own.untilUnresponsive(benchNow)
 	return obs, plan, nil
 }
 
 // activePass is the pass of the active replica set alone: what a pod
 // event costs when no canary runs.
 func activePass(c *scaleCluster) ([]any, error) {
-	if err := c.list(); err != nil {
-		return nil, err
-	}
 	obs, plan, err := c.replicaSetPass(c.current)
 	return []any{obs, plan}, err
 }
@@ -148,14 +179,8 @@ func activePass(c *scaleCluster) ([]any, error) {
 // replica sets, each counting what the other spends, and the canary's step
 // in the ExtendedDaemonSet's reconcile.
 func canaryPass(c *scaleCluster) ([]any, error) {
-	if err := c.list(); err != nil {
-		return nil, err
-	}
 	stable, stablePlan, err := c.replicaSetPass(c.old)
 	if err != nil {
-		return nil, err
-	}
-	if err := c.list(); err != nil {
 		return nil, err
 	}
 	canaryObs, canaryPlan, err := c.replicaSetPass(c.current)
@@ -328,6 +353,8 @@ func BenchmarkScale(b *testing.B) {
 				}
 				b.Run(fmt.Sprintf("nodes=%d/pass", n), func(b *testing.B) {
 					b.ReportAllocs()
+					c.afresh = true
+					defer func() { c.afresh = false }()
 					// Measured before the timer starts, reported after:
 					// the loop's first turn resets the metrics.
 					live := liveBytes(func() any { kept, _ := sc.pass(c); return kept })

@@ -194,20 +194,16 @@ func (c *benchCluster) newObservation(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 }
 
 // observe is the walk over nodes and pods that observe makes once it has
-// listed them from the cache, which these benchmarks have none of.
+// listed them from the cache, which these benchmarks have none of: one
+// view, stated afresh.
 func (c *benchCluster) observe(ers *v1alpha1.ExtendedDaemonSetReplicaSet) (*observation, error) {
-	obs, responsible := c.newObservation(ers)
-	obs.nodes = make(map[string]*corev1.Node, len(c.nodes))
-	for i := range c.nodes {
-		obs.nodes[c.nodes[i].Name] = c.nodes[i]
-		if placement.Unresponsive(c.nodes[i], benchNow, placement.DefaultUnresponsiveGrace) {
-			obs.unresponsive[c.nodes[i].Name] = true
-		}
-	}
-	obs.addNodes(c.nodes, &ers.Spec.Template, responsible)
-	obs.addPods(c.pods, c.nodes, ers.Name, responsible)
+	obs, _ := c.newObservation(ers)
+	obs.template = &c.eds.Spec.Template
+	v := newView(ownViewSpec(c.eds, ers, obs, nil, placement.DefaultUnresponsiveGrace))
+	v.restate(nil, c.nodes, c.pods, benchNow)
+	obs.from(v)
 	var err error
-	obs.input.Params, err = rolloutParams(c.eds, ers, fitting(&c.eds.Spec.Template, c.nodes), benchNow)
+	obs.input.Params, err = rolloutParams(c.eds, ers, v.fitting, benchNow)
 	return obs, err
 }
 
@@ -237,7 +233,6 @@ func BenchmarkObserve(b *testing.B) {
 			obs.addPods(c.pods, c.nodes, c.current.Name, responsible)
 			return len(obs.pods)
 		}},
-		{"fitting", func(c *benchCluster) int { return fitting(&c.eds.Spec.Template, c.nodes) }},
 	}
 	for _, part := range parts {
 		b.Run(part.name, func(b *testing.B) {

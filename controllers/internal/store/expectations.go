@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // expectationTTL bounds how long a write the cache never showed is trusted:
@@ -43,6 +45,7 @@ type createdPod struct {
 }
 
 type deletedPod struct {
+	node      string
 	at, until time.Time
 }
 
@@ -86,19 +89,19 @@ func (e *Expectations) created(owner types.NamespacedName, pod *corev1.Pod, unti
 }
 
 // Deleted records a pod whose deletion the API server accepted.
-func (e *Expectations) Deleted(owner types.NamespacedName, uid types.UID, now time.Time) {
-	e.deleted(owner, uid, now, now.Add(expectationTTL))
+func (e *Expectations) Deleted(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
+	e.deleted(owner, pod, now, now.Add(expectationTTL))
 }
 
 // MayHaveDeleted records a pod whose deletion got no clear answer.
-func (e *Expectations) MayHaveDeleted(owner types.NamespacedName, uid types.UID, now time.Time) {
-	e.deleted(owner, uid, now, now.Add(uncertainTTL))
+func (e *Expectations) MayHaveDeleted(owner types.NamespacedName, pod *corev1.Pod, now time.Time) {
+	e.deleted(owner, pod, now, now.Add(uncertainTTL))
 }
 
-func (e *Expectations) deleted(owner types.NamespacedName, uid types.UID, at, until time.Time) {
+func (e *Expectations) deleted(owner types.NamespacedName, pod *corev1.Pod, at, until time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.writes(owner).deleted[uid] = deletedPod{at: at, until: until}
+	e.writes(owner).deleted[pod.UID] = deletedPod{node: placement.TargetNode(pod), at: at, until: until}
 }
 
 // Patched records a pod as the API server returned it from a patch based
@@ -149,6 +152,30 @@ func (e *Expectations) Next(owner types.NamespacedName) time.Time {
 		}
 	}
 	return next
+}
+
+// Nodes returns the nodes of owner's pods written and not yet forgotten.
+// Apply changes only the pods on them, and forgets a write only from what
+// it reads there: given every cached pod on those nodes, and maybe others,
+// it does what it does given all of owner's pods.
+func (e *Expectations) Nodes(owner types.NamespacedName) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	w, ok := e.byOwner[owner]
+	if !ok {
+		return nil
+	}
+	nodes := make([]string, 0, len(w.created)+len(w.deleted)+len(w.patched))
+	for _, c := range w.created {
+		nodes = append(nodes, placement.TargetNode(c.pod))
+	}
+	for _, d := range w.deleted {
+		nodes = append(nodes, d.node)
+	}
+	for _, p := range w.patched {
+		nodes = append(nodes, placement.TargetNode(p.pod))
+	}
+	return nodes
 }
 
 // Forget drops everything recorded for owner, once it is gone.

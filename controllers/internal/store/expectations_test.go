@@ -68,7 +68,7 @@ func TestExpectationsMarkDeletedPodsTerminating(t *testing.T) {
 	g := gomega.NewWithT(t)
 	e := NewExpectations()
 	p1, p2 := testPod("p1"), testPod("p2")
-	e.Deleted(edsA, p1.UID, t0)
+	e.Deleted(edsA, p1, t0)
 
 	cached := []*corev1.Pod{p1, p2}
 	out := e.Apply(edsA, cached, t0.Add(time.Second))
@@ -90,12 +90,12 @@ func TestExpectationsForgetDeletedPodsTheCacheNoLongerLists(t *testing.T) {
 	g := gomega.NewWithT(t)
 	e := NewExpectations()
 	p1, p2 := testPod("p1"), testPod("p2")
-	e.Deleted(edsA, p1.UID, t0)
+	e.Deleted(edsA, p1, t0)
 	g.Expect(e.Apply(edsA, []*corev1.Pod{p2}, t0.Add(time.Second))).To(gomega.HaveExactElements(p2))
 	g.Expect(e.byOwner).To(gomega.BeEmpty())
 
 	// A pod recreated under the same name has another UID: it is live.
-	e.Deleted(edsA, p1.UID, t0)
+	e.Deleted(edsA, p1, t0)
 	again := testPod("p1")
 	again.UID = "uid-p1-again"
 	out := e.Apply(edsA, []*corev1.Pod{again}, t0.Add(time.Second))
@@ -108,7 +108,7 @@ func TestExpectationsExpireAfterTheTTL(t *testing.T) {
 	e := NewExpectations()
 	p1 := testPod("p1")
 	e.Created(edsA, testPod("never-seen"), t0)
-	e.Deleted(edsA, p1.UID, t0)
+	e.Deleted(edsA, p1, t0)
 
 	out := e.Apply(edsA, []*corev1.Pod{p1}, t0.Add(expectationTTL-time.Second))
 	g.Expect(podNames(out)).To(gomega.ConsistOf("p1", "never-seen"))
@@ -141,7 +141,7 @@ func TestExpectationsBelieveUncertainWritesForAShorterTime(t *testing.T) {
 	g.Expect(e.Next(edsA)).To(gomega.BeZero(), "nothing recorded")
 	p1 := testPod("p1")
 	e.MayHaveCreated(edsA, testPod("maybe"), t0)
-	e.MayHaveDeleted(edsA, p1.UID, t0)
+	e.MayHaveDeleted(edsA, p1, t0)
 	e.Created(edsA, testPod("sure"), t0)
 	g.Expect(e.Next(edsA)).To(gomega.Equal(t0.Add(uncertainTTL)))
 	g.Expect(e.Next(edsB)).To(gomega.BeZero())

@@ -10,11 +10,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
 // podsByExtendedDaemonSet indexes the pod store by
 // "<namespace>/<extendeddaemonset>".
 const podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
+
+// podsByExtendedDaemonSetNode indexes the pod store by
+// "<namespace>/<extendeddaemonset>/<node>", the node a pod is bound or
+// pinned to: what a pass reads again of a node the Journal names.
+const podsByExtendedDaemonSetNode = "eds.pods.by-extendeddaemonset-node"
 
 // Store reads the cached pods and nodes in place, from the informers' own
 // stores. Listing through the cache client copies every object into the
@@ -70,7 +76,10 @@ func FromIndexers(pods, nodes toolscache.Indexer) (*Store, error) {
 }
 
 func (s *Store) indexPods() error {
-	if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod}); err != nil {
+	if err := s.pods.AddIndexers(toolscache.Indexers{
+		podsByExtendedDaemonSet:     extendedDaemonSetOfPod,
+		podsByExtendedDaemonSetNode: extendedDaemonSetNodeOfPod,
+	}); err != nil {
 		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
 	}
 	return nil
@@ -98,6 +107,43 @@ func extendedDaemonSetOfPod(obj any) ([]string, error) {
 		return []string{pod.Namespace + "/" + name}, nil
 	}
 	return nil, nil
+}
+
+func extendedDaemonSetNodeOfPod(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	name, node := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel], placement.TargetNode(pod)
+	if name == "" || node == "" {
+		return nil, nil
+	}
+	return []string{pod.Namespace + "/" + name + "/" + node}, nil
+}
+
+// Reads reports whether the store reads the informers' stores in place;
+// only then can a pass read one node's pods (PodsOn, Node) without a list.
+func (s *Store) Reads() bool { return s.pods != nil && s.nodes != nil }
+
+// PodsOn returns the cached pods of an ExtendedDaemonSet on node,
+// read-only; the store must read in place (Reads).
+func (s *Store) PodsOn(namespace, eds, node string) ([]*corev1.Pod, error) {
+	objs, err := s.pods.ByIndex(podsByExtendedDaemonSetNode, namespace+"/"+eds+"/"+node)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of %s/%s on node %s: %w", namespace, eds, node, err)
+	}
+	return typed[*corev1.Pod](objs), nil
+}
+
+// Node returns the cached node name, nil when there is none; the store
+// must read in place (Reads).
+func (s *Store) Node(name string) (*corev1.Node, error) {
+	obj, ok, err := s.nodes.GetByKey(name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	node, _ := obj.(*corev1.Node)
+	return node, nil
 }
 
 // PodsOf returns the cached pods of an ExtendedDaemonSet, read-only.
