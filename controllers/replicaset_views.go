@@ -17,6 +17,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
@@ -169,8 +170,10 @@ func (s *stater) changedOnly(ctx context.Context, v *view, changed map[string]bo
 		cached = append(cached, pods...)
 	}
 	// Every pod the expectations name is on a node of names, so they do
-	// with these pods what they would with all of them.
-	v.restate(names, nodes, s.expectations.Apply(owner, cached, s.now), s.now)
+	// with these pods what they would with all of them; one created since
+	// they were read stays for the next pass.
+	pods := slices.DeleteFunc(s.expectations.Apply(owner, cached, s.now), func(p *corev1.Pod) bool { return !names[placement.TargetNode(p)] })
+	v.restate(names, nodes, pods, s.now)
 	return nil
 }
 

@@ -64,13 +64,17 @@ type scaleCluster struct {
 	*benchCluster
 	store *store.Store
 	// podStore is the pod informer's store, which events update.
-	podStore     toolscache.Indexer
-	journal      *store.Journal
+	podStore, nodeStore toolscache.Indexer
+	journal             *store.Journal
 	expectations *store.Expectations
 	// kept are the views each replica set's passes keep; afresh drops
 	// them before each pass, which then states every node.
 	kept   map[string]*keptViews
 	afresh bool
+	// now is when passes run; mismatches are what the periodic check
+	// found.
+	now        time.Time
+	mismatches []string
 }
 
 // newScaleCluster puts the nodes and pods of c in informer stores.
@@ -89,8 +93,8 @@ func newScaleCluster(c *benchCluster) (*scaleCluster, error) {
 	}
 	s, err := store.FromIndexers(pods, nodes)
 	return &scaleCluster{
-		benchCluster: c, store: s, podStore: pods, journal: store.NewJournal(), expectations: store.NewExpectations(),
-		kept: map[string]*keptViews{},
+		benchCluster: c, store: s, podStore: pods, nodeStore: nodes, journal: store.NewJournal(), expectations: store.NewExpectations(),
+		kept: map[string]*keptViews{}, now: benchNow,
 	}, err
 }
 
@@ -139,8 +143,10 @@ func (c *scaleCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		kept = &keptViews{}
 		c.kept[ers.Name] = kept
 	}
-	st := &stater{source: c.store, journal: c.journal, expectations: c.expectations, eds: c.eds, now: benchNow,
-		checkEvery: DefaultViewCheckInterval}
+	st := &stater{source: c.store, journal: c.journal, expectations: c.expectations, eds: c.eds, now: c.now,
+		checkEvery: DefaultViewCheckInterval, mismatch: func(spec viewSpec, diff string) {
+			c.mismatches = append(c.mismatches, spec.name+": "+diff)
+		}}
 	obs, _ := c.newObservation(ers)
 	obs.template = &c.eds.Spec.Template
 	own, err := st.update(ctx, &kept.own, ownViewSpec(c.eds, ers, obs, nil, placement.DefaultUnresponsiveGrace))
@@ -148,7 +154,8 @@ func (c *scaleCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		return nil, rollout.Plan{}, err
 	}
 	obs.from(own)
-	if obs.input.Params, err = rolloutParams(c.eds, ers, own.fitting, benchNow); err != nil {
+	obs.input.Now = c.now
+	if obs.input.Params, err = rolloutParams(c.eds, ers, own.fitting, c.now); err != nil {
 		return nil, rollout.Plan{}, err
 	}
 	if cs := canary.Running(c.eds); cs != nil {
@@ -163,8 +170,8 @@ func (c *scaleCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		obs.input.Elsewhere = spentBy(obs, otherView)
 	}
 	plan := own.state.Plan(obs.input)
-	setReplicaSetStatus(ers, obs, plan, nil, benchNow)
-	own.untilUnresponsive(benchNow)
+	setReplicaSetStatus(ers, obs, plan, nil, c.now)
+	own.untilUnresponsive(c.now)
 	return obs, plan, nil
 }
 
