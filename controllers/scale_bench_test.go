@@ -66,7 +66,7 @@ type scaleCluster struct {
 	// podStore is the pod informer's store, which events update.
 	podStore, nodeStore toolscache.Indexer
 	journal             *store.Journal
-	expectations *store.Expectations
+	expectations        *store.Expectations
 	// kept are the views each replica set's passes keep; afresh drops
 	// them before each pass, which then states every node.
 	kept   map[string]*keptViews

@@ -123,6 +123,9 @@ type Cluster struct {
 	specErr, edsErr error
 
 	fitters map[int]*placement.Fitter
+	// planned is, per replica set, the planner state its passes keep and
+	// what they last told it of each node.
+	planned map[string]*keptPlan
 	// requeueAt is the soonest pass a pass asked for, zero for none.
 	requeueAt time.Time
 	writes    int
@@ -156,6 +159,7 @@ func New(cfg Config) *Cluster {
 		templateOf: map[string]int{}, progress: map[string]progress{},
 		held: map[string]bool{}, crashLoop: map[string]bool{}, failedTemplate: -1,
 		annotations: map[string]string{}, fitters: map[int]*placement.Fitter{},
+		planned: map[string]*keptPlan{},
 	}
 	c.init()
 	for i := range cfg.Nodes {

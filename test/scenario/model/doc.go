@@ -55,9 +55,15 @@
 //     namesALabelValue (replicaset_handover.go), responsibleFor and
 //     returnsAtOnce (replicaset_roles.go), spentElsewhere and spentBy
 //     (replicaset_budget.go), topologyParams and judgeBakes
-//     (replicaset_topology.go), Reconcile and untilUnresponsive
-//     (replicaset_controller.go), act's creations left to the DaemonSet
-//     (replicaset_act.go);
+//     (replicaset_topology.go), Reconcile (replicaset_controller.go),
+//     view.restate's count of fitting nodes and view.untilUnresponsive
+//     (replicaset_view.go), act's creations left to the DaemonSet
+//     (replicaset_act.go). The model states every node at every pass, as
+//     a view stated afresh does; the views a replica set keeps from pass
+//     to pass are checked against those by the controllers' own tests.
+//     The planner state a replica set keeps is not mirrored but run: each
+//     pass tells it only of the nodes whose statement changed, and
+//     IncrementalPlan checks that it plans as Compute;
 //   - with a workloadRef: currentRevision and podsOf
 //     (extendeddaemonset_workload.go), podsOf, templateOr and waiting
 //     (replicaset_workload.go), CurrentRevision, DaemonSetPods and

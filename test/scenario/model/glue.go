@@ -567,7 +567,7 @@ func judgeBakes(t *rollout.Topology, eds *v1alpha1.ExtendedDaemonSet, ers string
 	t.JudgedBakes, t.PassedThrough = true, bake.PassedThrough(eds.Status.Bake, ers)
 }
 
-// fitting mirrors the function of the same name.
+// fitting mirrors the count of fitting nodes of view.restate.
 func (c *Cluster) fitting(template *corev1.PodTemplateSpec) int {
 	n, fitter := 0, c.fitter(template)
 	for _, node := range c.nodes {
@@ -693,6 +693,7 @@ func namesALabelValue(selector *metav1.LabelSelector) bool {
 func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	obs := c.observe(ers)
 	plan := rollout.Compute(obs.input)
+	c.checkIncremental(ers.Name, obs.input, plan)
 	c.act(ers, obs, plan)
 	c.setReplicaSetStatus(ers, obs, plan)
 	c.requeue(plan.RequeueAfter)
@@ -705,8 +706,8 @@ func (c *Cluster) rsPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) {
 	c.requeue(c.untilUnresponsive(obs))
 }
 
-// untilUnresponsive mirrors the function of the same name in
-// replicaset_controller.go.
+// untilUnresponsive mirrors view.untilUnresponsive: the view's nodes not
+// Ready are among the input's nodes.
 func (c *Cluster) untilUnresponsive(obs *observation) time.Duration {
 	var wait time.Duration
 	for _, n := range obs.input.Nodes {

@@ -70,6 +70,10 @@ const (
 	// (placement.InMaintenance), a canary's included, and deletes none
 	// there but to end a surge.
 	LeftAlone Kind = "left-alone"
+	// IncrementalPlan: a replica set's planner state (rollout.State), kept
+	// from pass to pass and told only of the nodes whose statement changed,
+	// plans exactly as rollout.Compute does from the whole input.
+	IncrementalPlan Kind = "incremental-plan"
 )
 
 // Violation is a broken promise.
