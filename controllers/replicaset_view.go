@@ -85,8 +85,10 @@ func newView(spec viewSpec) *view {
 // (the cached nodes, and the pods on them after the expectations); a nil
 // names states every node afresh.
 func (v *view) restate(names map[string]bool, nodes []*corev1.Node, pods []*corev1.Pod, now time.Time) {
-	if names == nil {
+	afresh := names == nil
+	if afresh {
 		*v = *newView(v.spec)
+		v.at, v.nodeObjects, v.fits = make(map[string]int, len(nodes)), make(map[string]*corev1.Node, len(nodes)), make(map[string]bool, len(nodes))
 	} else {
 		for name := range names {
 			v.forget(name)
@@ -94,7 +96,7 @@ func (v *view) restate(names map[string]bool, nodes []*corev1.Node, pods []*core
 	}
 	s := &observation{
 		role:  v.spec.role,
-		input: rollout.Input{Pods: map[string][]rollout.Pod{}}, pods: map[string]*corev1.Pod{},
+		input: rollout.Input{Pods: make(map[string][]rollout.Pod, len(pods))}, pods: make(map[string]*corev1.Pod, len(pods)),
 		unresponsive: map[string]bool{}, topologyKey: v.spec.topologyKey, returning: v.spec.returning,
 	}
 	var fitter *placement.Fitter
@@ -113,33 +115,44 @@ func (v *view) restate(names map[string]bool, nodes []*corev1.Node, pods []*core
 	s.addNodes(nodes, v.spec.template, v.spec.responsible)
 	s.addPods(pods, nodes, v.spec.name, v.spec.responsible)
 	markInPlace(s, v.spec.updatable)
-	byName := make(map[string]*corev1.Node, len(nodes))
-	for _, node := range nodes {
-		byName[node.Name] = node
+	if afresh {
+		// The statement's own maps become the view's.
+		v.nodes, v.pods, v.objects = s.input.Nodes, s.input.Pods, s.pods
 	}
 	for _, n := range s.input.Nodes {
 		statedPods := s.input.Pods[n.Name]
 		// One order whichever way the pods were listed, so that a view
 		// stated node by node says what a view stated at once says.
 		slices.SortFunc(statedPods, func(a, b rollout.Pod) int { return strings.Compare(a.Name, b.Name) })
-		if node := byName[n.Name]; node != nil {
-			v.nodeObjects[n.Name] = node
-			if !placement.NodeReadiness(node).Ready() {
-				v.notReady[n.Name] = true
+		if !afresh {
+			v.at[n.Name] = len(v.nodes)
+			v.nodes = append(v.nodes, n)
+			if len(statedPods) > 0 {
+				v.pods[n.Name] = statedPods
+			}
+			for _, p := range statedPods {
+				v.objects[p.Name] = s.pods[p.Name]
 			}
 		}
-		v.at[n.Name] = len(v.nodes)
-		v.nodes = append(v.nodes, n)
-		if len(statedPods) > 0 {
-			v.pods[n.Name] = statedPods
-		}
 		for _, p := range statedPods {
-			v.objects[p.Name] = s.pods[p.Name]
 			if p.Failed {
 				v.failed[n.Name] = true
 			}
 		}
 		v.state.SetNode(n, statedPods)
+	}
+	if afresh {
+		for i, n := range v.nodes {
+			v.at[n.Name] = i
+		}
+	}
+	for _, node := range nodes {
+		if _, stated := v.at[node.Name]; stated {
+			v.nodeObjects[node.Name] = node
+			if !placement.NodeReadiness(node).Ready() {
+				v.notReady[node.Name] = true
+			}
+		}
 	}
 }
 
