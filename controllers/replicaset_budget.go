@@ -56,7 +56,7 @@ func otherViewSpec(eds *v1alpha1.ExtendedDaemonSet, obs *observation, other *v1a
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		role = v1alpha1.ReplicaSetActive
 	}
-	key := viewKey(eds, other, role, nil, grace)
+	key := viewKey(eds, other, role, false, nil, grace)
 	if other.UID == "" {
 		// Judged by the ExtendedDaemonSet's template: its generation,
 		// in the key already, tells the template.

@@ -122,7 +122,10 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 			return nil, err
 		}
 		obs.from(own)
-		otherView = func(spec viewSpec) (*view, error) { return st.update(ctx, &kept.other, spec) }
+		otherView = func(spec viewSpec) (*view, error) {
+			other := types.NamespacedName{Namespace: ers.Namespace, Name: spec.name}
+			return st.update(ctx, r.views.otherOf(kept, other, spec.key), spec)
+		}
 	} else {
 		nodes, err := r.store.AllNodes(ctx)
 		if err != nil {
@@ -203,7 +206,7 @@ func ownViewSpec(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSe
 		role: obs.role, name: ers.Name, template: &ers.Spec.Template, percentOf: obs.template,
 		responsible: responsibleFor(eds, obs.role), returning: obs.returning, updatable: updatable,
 		topologyKey: obs.topologyKey, grace: grace,
-		key: viewKey(eds, ers, obs.role, updatable, grace),
+		key: viewKey(eds, ers, obs.role, obs.returning != nil, updatable, grace),
 	}
 }
 

@@ -53,6 +53,22 @@ func (vs *replicaSetViews) of(ers types.NamespacedName) *keptViews {
 	return k
 }
 
+// otherOf is where the pass of the replica set k is kept for keeps its view
+// of the replica set beside it, other, stated for key: that one's own view
+// when it is stated for the same key (a canary's view, seen from the
+// active replica set, is the canary's own), else k's. Both passes hold the
+// ExtendedDaemonSet's lock, so one view serves both.
+func (vs *replicaSetViews) otherOf(k *keptViews, other types.NamespacedName, key string) **view {
+	vs.mu.Lock()
+	o := vs.m[other]
+	vs.mu.Unlock()
+	if o != nil && o.own != nil && o.own.spec.key == key {
+		k.other = nil
+		return &o.own
+	}
+	return &k.other
+}
+
 func (vs *replicaSetViews) forget(ers types.NamespacedName) {
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
@@ -219,21 +235,24 @@ func (v *view) differs(want *view) string {
 
 // viewKey identifies what a view of a replica set of eds states besides
 // the nodes and pods: the replica set and its template, its role and the
-// canary's nodes, the pods it takes back, those it updates in place, the
-// topology key and the unresponsive grace.
+// canary's nodes, whether it takes pods back (returning) and which, those
+// it updates in place, the topology key and the unresponsive grace.
 func viewKey(eds *v1alpha1.ExtendedDaemonSet, ers *v1alpha1.ExtendedDaemonSetReplicaSet, role v1alpha1.ReplicaSetRole,
-	updatable map[string]bool, grace time.Duration,
+	returning bool, updatable map[string]bool, grace time.Duration,
 ) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s/%d/%s|eds %d|%s|%s|%v", ers.UID, ers.Generation, ers.Name, eds.Generation, role, topologyKey(eds), grace)
 	if c := canary.Running(eds); c != nil {
 		fmt.Fprintf(&b, "|canary %s %s", c.ReplicaSet, strings.Join(c.Nodes, ","))
 	}
-	if c := eds.Status.Canary; c != nil && c.Failed {
-		fmt.Fprintf(&b, "|failed %s", c.ReplicaSet)
-	}
-	if ers.Status.ActiveSince != nil {
-		fmt.Fprintf(&b, "|active since %s", ers.Status.ActiveSince.UTC().Format(time.RFC3339Nano))
+	if returning {
+		b.WriteString("|returning")
+		if c := eds.Status.Canary; c != nil && c.Failed {
+			fmt.Fprintf(&b, " failed %s", c.ReplicaSet)
+		}
+		if ers.Status.ActiveSince != nil {
+			fmt.Fprintf(&b, " active since %s", ers.Status.ActiveSince.UTC().Format(time.RFC3339Nano))
+		}
 	}
 	if len(updatable) > 0 {
 		fmt.Fprintf(&b, "|in place %s", strings.Join(slices.Sorted(maps.Keys(updatable)), ","))

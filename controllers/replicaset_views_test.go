@@ -197,7 +197,7 @@ func (c *scaleCluster) comparePass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) er
 	if want := rollout.Compute(in); !reflect.DeepEqual(normalPlan(plan), normalPlan(want)) {
 		return fmt.Errorf("%s: plan %+v, want %+v", ers.Name, plan, want)
 	}
-	if kept := c.kept[ers.Name]; kept.other != nil {
+	if kept := c.views.of(types.NamespacedName{Namespace: ers.Namespace, Name: ers.Name}); kept.other != nil {
 		freshOther, err := c.freshView(kept.other.spec)
 		if err != nil {
 			return err
