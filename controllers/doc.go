@@ -26,8 +26,22 @@
 // cached nodes and the ExtendedDaemonSet's pods, and the pods of other
 // workloads on each are listed around the cache, which holds only ours.
 //
-// The replica set reconciler runs the pods of one replica set with
-// rollout.Compute. The canary and the active replica set spend one budget:
+// The replica set reconciler runs the pods of one replica set with the
+// rollout planner. What a pass states of each node (the rollout.Node and
+// the pods there) is kept from pass to pass in a view
+// (replicaset_view.go, replicaset_views.go) with the planner's own state
+// (rollout.State): the pod and node watch handlers record in a journal
+// (internal/store) which nodes changed, and a pass states again only
+// those, the nodes its pending writes touch, and the nodes not Ready
+// (whose unresponsiveness comes with time alone), so a pod event costs
+// work for one node, not for the cluster. A view is stated afresh on the
+// first pass, when what it depends on changes (template, role, canary
+// nodes), when the journal lost track, and every DefaultViewCheckInterval,
+// when it is compared with what it had become and a difference is logged
+// and counted (extendeddaemonset_replicaset_view_mismatches_total). A
+// workload's or a migrated DaemonSet's pods, which the journal does not
+// see, are stated afresh at every pass. The canary and the active replica
+// set spend one budget:
 // each plans knowing what the other spends on its nodes (spentElsewhere),
 // and the reconciles of one ExtendedDaemonSet's replica sets are serialized
 // so each sees the other's writes through the expectations. A pod write
