@@ -80,7 +80,9 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		// controller's work, not on a simulated kubelet's.
 		ImageUpdateDelay: time.Millisecond,
 		ExtraArgs: map[string][]string{
-			"kube-apiserver": e.audit.apiServerArgs(),
+			// The pods of a run are deleted at once between runs; one
+			// worker deletes about 300 a second.
+			"kube-apiserver": append(e.audit.apiServerArgs(), "--delete-collection-workers=8"),
 			"kube-controller-manager": append(limits,
 				"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"),
 		},

@@ -208,11 +208,12 @@ func (e *environment) clear(ctx context.Context, ns string, w workload) error {
 	if err := w.deleteAll(ctx); err != nil {
 		return err
 	}
+	// One request deletes every pod; past about 10,000 of them the API
+	// server ends it at its request timeout (a stream error) having
+	// deleted some: the next one goes on from there.
+	var deleteErr error
 	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, clearTimeout, true, func(ctx context.Context) (bool, error) {
-		err := e.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
-		if err != nil {
-			return false, err
-		}
+		deleteErr = e.client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), client.GracePeriodSeconds(0))
 		var pods corev1.PodList
 		if err := e.client.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 			return false, err
@@ -220,7 +221,7 @@ func (e *environment) clear(ctx context.Context, ns string, w workload) error {
 		return len(pods.Items) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("deleting the pods of %s: %w", ns, err)
+		return fmt.Errorf("deleting the pods of %s: %w", ns, errors.Join(err, deleteErr))
 	}
 	return nil
 }
