@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -139,7 +138,7 @@ func (p *planner) planCreations() {
 		budget -= n
 		return n
 	}
-	empty := firstNames(budget, p.pool.emptyNodes())
+	empty := p.pool.emptyNodes(budget, nil)
 	p.plan.Create = append(p.plan.Create, empty[:take(len(empty))]...)
 	if p.in.Params.Paused {
 		return
@@ -195,35 +194,26 @@ func (p *planner) planReopen() {
 		return
 	}
 	// Returning pods go on whatever the turn.
-	var waiting []iter.Seq[Pod]
+	var waiting []source
 	for _, d := range p.domains.ordered {
 		if !d.open {
-			waiting = append(waiting, sources(p.pool, kindGateClosed, d.name, notReturning)...)
+			waiting = sources(waiting, d.name, notReturning)
 		}
 	}
-	p.plan.Reopen = append(p.plan.Reopen, podNames(firstOf(all, waiting))...)
+	p.plan.Reopen = append(p.plan.Reopen, podNames(firstOf(p.pool, kindGateClosed, all, waiting))...)
 }
 
 // everyGateClosed is every old pod whose gate was closed for an in-place
 // update, in node order.
 func (p *planner) everyGateClosed() []Pod {
 	if p.domains == nil {
-		return firstOf(all, sources(p.pool, kindGateClosed, "", anyClass))
+		return firstOf(p.pool, kindGateClosed, all, sources(nil, "", anyClass))
 	}
-	var seqs []iter.Seq[Pod]
+	var srcs []source
 	for _, d := range p.domains.ordered {
-		seqs = append(seqs, sources(p.pool, kindGateClosed, d.name, anyClass)...)
+		srcs = sources(srcs, d.name, anyClass)
 	}
-	return firstOf(all, seqs)
-}
-
-// sources are the lists of candidates of kind k in a domain, one per class.
-func sources(pl pool, k kind, domain string, cs []class) []iter.Seq[Pod] {
-	seqs := make([]iter.Seq[Pod], 0, len(cs))
-	for _, c := range cs {
-		seqs = append(seqs, pl.olds(k, domain, c))
-	}
-	return seqs
+	return firstOf(p.pool, kindGateClosed, all, srcs)
 }
 
 func podNames(pods []Pod) []string {
@@ -239,7 +229,7 @@ func podNames(pods []Pod) []string {
 // topology, only in domains whose turn it is, within each domain's budget.
 func (p *planner) withinBudgets(cs []class, allowed int) []Pod {
 	if p.domains == nil {
-		return firstOf(allowed, sources(p.pool, kindOldAvailable, "", cs))
+		return firstOf(p.pool, kindOldAvailable, allowed, sources(nil, "", cs))
 	}
 	return p.domains.pick(p.pool, cs, allowed)
 }
@@ -249,13 +239,13 @@ func (p *planner) withinBudgets(cs []class, allowed int) []Pod {
 // topology, those of the domains whose turn it is, and returning ones.
 func (p *planner) inTurn(k kind, cs []class, n int) []Pod {
 	if p.domains == nil {
-		return firstOf(n, sources(p.pool, k, "", cs))
+		return firstOf(p.pool, k, n, sources(nil, "", cs))
 	}
-	var seqs []iter.Seq[Pod]
+	var srcs []source
 	for _, d := range p.domains.ordered {
-		seqs = append(seqs, d.sources(p.pool, k, cs)...)
+		srcs = d.sources(srcs, cs)
 	}
-	return firstOf(n, seqs)
+	return firstOf(p.pool, k, n, srcs)
 }
 
 // replace takes an old pod off its node for the rolling update: in place

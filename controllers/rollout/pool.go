@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"iter"
 	"slices"
 	"strings"
 )
@@ -11,34 +10,43 @@ import (
 // take: a State keeps them in ordered sets from one plan to the next,
 // Compute builds them as slices.
 type pool interface {
-	// emptyNodes yields the desired nodes with no pod at all.
-	emptyNodes() iter.Seq[string]
-	// olds yields the old pods of kind k and class c on the nodes of a
-	// domain (of every node without a topology, where domain is empty).
-	olds(k kind, domain string, c class) iter.Seq[Pod]
+	// emptyNodes appends to out the first n desired nodes with no pod at
+	// all.
+	emptyNodes(n int, out []string) []string
+	// olds appends to out the first n old pods of kind k in src.
+	olds(k kind, src source, n int, out []Pod) []Pod
 }
 
-// all asks firstOf and firstNames for every item.
+// source is one list of candidates of a kind: those of a class on the
+// nodes of a domain (on every node without a topology, where domain is
+// empty).
+type source struct {
+	domain string
+	class  class
+}
+
+// sources appends to srcs the lists of classes cs in domain.
+func sources(srcs []source, domain string, cs []class) []source {
+	for _, c := range cs {
+		srcs = append(srcs, source{domain: domain, class: c})
+	}
+	return srcs
+}
+
+// all asks firstOf for every candidate.
 const all = int(^uint(0) >> 1)
 
-// firstOf returns, in node order, the first n pods of the union of seqs,
-// each of which is in node order, no node in two of them.
-func firstOf(n int, seqs []iter.Seq[Pod]) []Pod {
+// firstOf returns, in node order, the first n pods of kind k of the union
+// of srcs, each of which is in node order, no node in two of them.
+func firstOf(pl pool, k kind, n int, srcs []source) []Pod {
 	if n <= 0 {
 		return nil
 	}
 	var out []Pod
 	parts := 0
-	for _, seq := range seqs {
-		taken := 0
-		for pod := range seq {
-			if taken == n {
-				break
-			}
-			out = append(out, pod)
-			taken++
-		}
-		if taken > 0 {
+	for _, src := range srcs {
+		before := len(out)
+		if out = pl.olds(k, src, n, out); len(out) > before {
 			parts++
 		}
 	}
@@ -46,18 +54,6 @@ func firstOf(n int, seqs []iter.Seq[Pod]) []Pod {
 		slices.SortFunc(out, func(a, b Pod) int { return strings.Compare(a.Node, b.Node) })
 	}
 	return out[:min(n, len(out))]
-}
-
-// firstNames returns the first n names of seq.
-func firstNames(n int, seq iter.Seq[string]) []string {
-	var out []string
-	for name := range seq {
-		if len(out) >= n {
-			break
-		}
-		out = append(out, name)
-	}
-	return out
 }
 
 // lists are the candidates of one domain by kind and class, in node order.
@@ -90,12 +86,15 @@ func (sp *slicePool) add(name string, f *fragment) {
 	}
 }
 
-func (sp *slicePool) emptyNodes() iter.Seq[string] { return slices.Values(sp.empty) }
+func (sp *slicePool) emptyNodes(n int, out []string) []string {
+	return append(out, sp.empty[:min(n, len(sp.empty))]...)
+}
 
-func (sp *slicePool) olds(k kind, domain string, c class) iter.Seq[Pod] {
-	l := sp.byDomain[domain]
+func (sp *slicePool) olds(k kind, src source, n int, out []Pod) []Pod {
+	l := sp.byDomain[src.domain]
 	if l == nil {
-		return slices.Values[[]Pod](nil)
+		return out
 	}
-	return slices.Values(l[k][c])
+	list := l[k][src.class]
+	return append(out, list[:min(n, len(list))]...)
 }

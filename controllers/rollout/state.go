@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -222,20 +223,26 @@ func ownCopy[T any](list []T) []T {
 // equal.
 func diffPlans(a, b Plan) string {
 	var lines []string
-	field := func(name string, x, y any) {
-		if sx, sy := fmt.Sprintf("%+v", x), fmt.Sprintf("%+v", y); sx != sy {
-			lines = append(lines, fmt.Sprintf("%s:\n  - %s\n  + %s", name, sx, sy))
+	field := func(name string, equal bool, x, y any) {
+		if !equal {
+			lines = append(lines, fmt.Sprintf("%s:\n  - %+v\n  + %+v", name, x, y))
 		}
 	}
-	field("Create", a.Create, b.Create)
-	field("Delete", a.Delete, b.Delete)
-	field("UpdateInPlace", a.UpdateInPlace, b.UpdateInPlace)
-	field("Reopen", a.Reopen, b.Reopen)
-	field("FailedNodes", a.FailedNodes, b.FailedNodes)
-	field("RequeueAfter", a.RequeueAfter, b.RequeueAfter)
+	field("Create", slices.Equal(a.Create, b.Create), a.Create, b.Create)
+	field("Delete", slices.Equal(a.Delete, b.Delete), a.Delete, b.Delete)
+	field("UpdateInPlace", slices.Equal(a.UpdateInPlace, b.UpdateInPlace), a.UpdateInPlace, b.UpdateInPlace)
+	field("Reopen", slices.Equal(a.Reopen, b.Reopen), a.Reopen, b.Reopen)
+	field("FailedNodes", slices.Equal(a.FailedNodes, b.FailedNodes), a.FailedNodes, b.FailedNodes)
+	field("RequeueAfter", a.RequeueAfter == b.RequeueAfter, a.RequeueAfter, b.RequeueAfter)
 	ca, cb := a.Counts, b.Counts
 	ca.Domains, cb.Domains = nil, nil
-	field("Counts", ca, cb)
-	field("Counts.Domains", a.Counts.Domains, b.Counts.Domains)
+	field("Counts", reflect.DeepEqual(ca, cb), ca, cb)
+	field("Counts.Domains", slices.EqualFunc(a.Counts.Domains, b.Counts.Domains, sameDomainCounts), a.Counts.Domains, b.Counts.Domains)
 	return strings.Join(lines, "\n")
+}
+
+func sameDomainCounts(a, b DomainCounts) bool {
+	since := a.BakingSince.Equal(b.BakingSince)
+	a.BakingSince, b.BakingSince = time.Time{}, time.Time{}
+	return since && a == b
 }

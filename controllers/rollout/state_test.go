@@ -505,3 +505,52 @@ func FuzzState(f *testing.F) {
 		}
 	})
 }
+
+// tracker plans with a State kept across the steps of a simulation: each
+// step, it sets in the State only the nodes whose node or pods changed
+// since the last, as watch events would, and checks that the State's plan
+// is Compute's.
+type tracker struct {
+	state *State
+	nodes map[string]Node
+	pods  map[string][]Pod
+}
+
+func newTracker() *tracker {
+	return &tracker{state: NewState(), nodes: map[string]Node{}, pods: map[string][]Pod{}}
+}
+
+// plan feeds the State what changed in in, and returns its plan, with an
+// error when Compute(in) plans otherwise.
+func (tr *tracker) plan(in Input) (Plan, error) {
+	tr.feed(in)
+	plan := tr.state.Plan(in)
+	if diff := diffPlans(Compute(in), plan); diff != "" {
+		return plan, fmt.Errorf("the State kept across steps plans otherwise than Compute (-Compute +State):\n%s", diff)
+	}
+	return plan, nil
+}
+
+// feed sets the nodes of in that are new or changed, and deletes those
+// gone. The simulations change their pods in place, so the State is given
+// copies.
+func (tr *tracker) feed(in Input) {
+	seen := make(map[string]bool, len(in.Nodes))
+	for _, n := range in.Nodes {
+		seen[n.Name] = true
+		pods := in.Pods[n.Name]
+		if old, ok := tr.nodes[n.Name]; ok && old == n && slices.Equal(tr.pods[n.Name], pods) {
+			continue
+		}
+		pods = slices.Clone(pods)
+		tr.nodes[n.Name], tr.pods[n.Name] = n, pods
+		tr.state.SetNode(n, pods)
+	}
+	for name := range tr.nodes {
+		if !seen[name] {
+			delete(tr.nodes, name)
+			delete(tr.pods, name)
+			tr.state.DeleteNode(name)
+		}
+	}
+}

@@ -153,14 +153,37 @@ func (s *sums) observed() observed {
 	return obs
 }
 
-func (s *sums) emptyNodes() iter.Seq[string] { return ascend(s.empty) }
+func (s *sums) emptyNodes(n int, out []string) []string {
+	return appendFirst(s.empty, n, out)
+}
 
-func (s *sums) olds(k kind, domain string, c class) iter.Seq[Pod] {
-	return func(yield func(Pod) bool) {
-		l := s.byDomain[domain]
-		if l == nil || l[k][c] == nil {
-			return
-		}
-		l[k][c].Ascend(func(p *Pod) bool { return yield(*p) })
+func (s *sums) olds(k kind, src source, n int, out []Pod) []Pod {
+	l := s.byDomain[src.domain]
+	if l == nil || l[k][src.class] == nil {
+		return out
 	}
+	taken := 0
+	l[k][src.class].Ascend(func(p *Pod) bool {
+		if taken == n {
+			return false
+		}
+		out = append(out, *p)
+		taken++
+		return true
+	})
+	return out
+}
+
+// appendFirst appends to out the first n items of t.
+func appendFirst[T any](t *btree.BTreeG[T], n int, out []T) []T {
+	taken := 0
+	t.Ascend(func(x T) bool {
+		if taken == n {
+			return false
+		}
+		out = append(out, x)
+		taken++
+		return true
+	})
+	return out
 }

@@ -1,7 +1,6 @@
 package rollout
 
 import (
-	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -123,14 +122,16 @@ type domain struct {
 
 func (d *domain) done() bool { return d.upToDate+d.excused == d.desired && d.surgeEnding == 0 }
 
-// sources are the lists of candidates of kind k and classes cs in the
+// sources appends to srcs the lists of candidates of classes cs in the
 // domain that may be replaced now: all of them when the domain is open,
 // else only the returning ones.
-func (d *domain) sources(pl pool, k kind, cs []class) []iter.Seq[Pod] {
-	if !d.open {
-		cs = slices.DeleteFunc(slices.Clone(cs), func(c class) bool { return c&returningClass == 0 })
+func (d *domain) sources(srcs []source, cs []class) []source {
+	for _, c := range cs {
+		if d.open || c&returningClass != 0 {
+			srcs = append(srcs, source{domain: d.name, class: c})
+		}
 	}
-	return sources(pl, k, d.name, cs)
+	return srcs
 }
 
 // domains are the domains of a plan; nil without a topology.
@@ -236,7 +237,7 @@ func (ds *domains) pick(pl pool, cs []class, allowed int) []Pod {
 	for _, d := range ds.ordered {
 		d.candidates = nil
 		if d.room > 0 && allowed > 0 {
-			d.candidates = firstOf(min(d.room, allowed), d.sources(pl, kindOldAvailable, cs))
+			d.candidates = firstOf(pl, kindOldAvailable, min(d.room, allowed), d.sources(nil, cs))
 		}
 		if len(d.candidates) > 0 {
 			active = append(active, d)
