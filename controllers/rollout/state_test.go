@@ -463,7 +463,7 @@ func TestStateMatchesComputeOnRandomEventStreams(t *testing.T) {
 	seed, only := propertySeed(t)
 	seeds, steps := 200, 300
 	if testing.Short() {
-		seeds = 60
+		seeds = 100
 	}
 	start := time.Now()
 	var stats streamStats
@@ -552,5 +552,90 @@ func (tr *tracker) feed(in Input) {
 			delete(tr.pods, name)
 			tr.state.DeleteNode(name)
 		}
+	}
+}
+
+// TestStateFollowsWhatNoNodeEventTells changes, for each case, something
+// no SetNode tells the State of (the time, a backoff, the params), or
+// something the sums must take back (a node gone, a domain's latest
+// pod replaced), and checks that the plan changes as Compute's does.
+func TestStateFollowsWhatNoNodeEventTells(t *testing.T) {
+	zoned := func(name, zone string) Node {
+		n := desired(name)
+		n.Domain = zone
+		return n
+	}
+	baking := Params{MaxUnavailable: 1, MaxParallelPodCreation: 10,
+		Topology: &Topology{MaxUnavailable: 1, Sequential: true, BakeTime: time.Hour}}
+	cases := []struct {
+		name   string
+		in     Input
+		change func(s *State, in *Input)
+	}{{
+		name:   "a pod becomes available as time passes",
+		in:     input(Params{MaxUnavailable: 1, MinReady: 10 * time.Second}, desiredNodes("a"), newPod("n-a", "a", readyFor(5*time.Second))),
+		change: func(_ *State, in *Input) { in.Now = in.Now.Add(5 * time.Second) },
+	}, {
+		name:   "a backoff ends as time passes",
+		in:     withBackoff(input(Params{MaxUnavailable: 1}, desiredNodes("a"), newPod("n-a", "a", failed)), "a", now.Add(30*time.Second)),
+		change: func(_ *State, in *Input) { in.Now = in.Now.Add(30 * time.Second) },
+	}, {
+		name:   "a backoff is lifted",
+		in:     withBackoff(input(Params{MaxUnavailable: 1}, desiredNodes("a"), newPod("n-a", "a", failed)), "a", now.Add(30*time.Second)),
+		change: func(_ *State, in *Input) { in.BackoffUntil = nil },
+	}, {
+		name: "a backoff begins",
+		in:   input(Params{MaxUnavailable: 1}, desiredNodes("a"), newPod("n-a", "a", failed)),
+		change: func(_ *State, in *Input) {
+			in.BackoffUntil = map[string]time.Time{"a": in.Now.Add(time.Minute)}
+		},
+	}, {
+		name:   "minReady grows",
+		in:     input(Params{MaxUnavailable: 1}, desiredNodes("a"), newPod("n-a", "a", readyFor(5*time.Second))),
+		change: func(_ *State, in *Input) { in.Params.MinReady = 10 * time.Second },
+	}, {
+		name:   "time goes back",
+		in:     input(Params{MaxUnavailable: 1, MinReady: 3 * time.Second}, desiredNodes("a"), newPod("n-a", "a", readyFor(5*time.Second))),
+		change: func(_ *State, in *Input) { in.Now = in.Now.Add(-5 * time.Second) },
+	}, {
+		name: "a topology is set",
+		in:   input(Params{MaxUnavailable: 1}, []Node{zoned("a", "zone-a")}, oldPod("o-a", "a")),
+		change: func(_ *State, in *Input) {
+			in.Params.Topology = &Topology{MaxUnavailable: 1}
+		},
+	}, {
+		name: "a node goes",
+		in:   input(Params{MaxUnavailable: 1}, desiredNodes("a", "b"), oldPod("o-a", "a"), newPod("n-b", "b")),
+		change: func(s *State, in *Input) {
+			s.DeleteNode("b")
+			in.Nodes = in.Nodes[:1]
+		},
+	}, {
+		name: "the latest pod of a baking domain is replaced by one available earlier",
+		in: input(baking, []Node{zoned("a", "zone-a"), zoned("b", "zone-a"), zoned("c", "zone-b")},
+			newPod("n-a", "a", readyFor(time.Hour)), newPod("n-b", "b", readyFor(time.Minute)), oldPod("o-c", "c")),
+		change: func(s *State, in *Input) {
+			pods := []Pod{newPod("n-b2", "b", readyFor(2*time.Hour))}
+			s.SetNode(in.Nodes[1], pods)
+			in.Pods["b"] = pods
+		},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := buildState(tc.in)
+			if diff := diffPlans(Compute(tc.in), s.Plan(tc.in)); diff != "" {
+				t.Fatalf("the State plans otherwise than Compute before the change (-Compute +State):\n%s", diff)
+			}
+			in := tc.in
+			in.Pods = maps.Clone(tc.in.Pods)
+			tc.change(s, &in)
+			want := Compute(in)
+			if diff := diffPlans(want, s.Plan(in)); diff != "" {
+				t.Fatalf("the State plans otherwise than Compute after the change (-Compute +State):\n%s", diff)
+			}
+			if diffPlans(Compute(tc.in), want) == "" {
+				t.Fatalf("the change changes nothing, so the case proves nothing: %+v", want)
+			}
+		})
 	}
 }
