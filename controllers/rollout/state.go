@@ -119,12 +119,14 @@ func (s *State) Plan(in Input) Plan {
 
 // Check plans with the State and with a full Compute over what it
 // recorded, and says how the two plans differ: the periodic proof that
-// the incremental sums are right. Nil when they agree.
+// the incremental sums are right. Nil when they agree; when they do not,
+// the State also drops its sums, so that its next plan is computed afresh.
 func (s *State) Check(in Input) error {
 	got := s.Plan(in)
 	full := s.Input()
 	in.Nodes, in.Pods = full.Nodes, full.Pods
 	if diff := diffPlans(Compute(in), got); diff != "" {
+		s.counted = false
 		return fmt.Errorf("the incremental plan differs from a full one (-full +incremental):\n%s", diff)
 	}
 	return nil

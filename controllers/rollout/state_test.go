@@ -639,3 +639,21 @@ func TestStateFollowsWhatNoNodeEventTells(t *testing.T) {
 		})
 	}
 }
+
+// TestStateCheck: Check finds sums gone wrong, says how the plans differ,
+// and leaves the State planning right again.
+func TestStateCheck(t *testing.T) {
+	in := input(Params{MaxUnavailable: 1}, desiredNodes("a", "b"), oldPod("o-a", "a"), newPod("n-b", "b"))
+	s := buildState(in)
+	if err := s.Check(in); err != nil {
+		t.Fatalf("Check of a sound State: %v", err)
+	}
+	s.sums.tally.Desired++
+	err := s.Check(in)
+	if err == nil || !strings.Contains(err.Error(), "Counts:") {
+		t.Fatalf("Check of a State whose desired count is off by one says %v, want the Counts that differ", err)
+	}
+	if err := s.Check(in); err != nil {
+		t.Fatalf("Check after a failed one: %v", err)
+	}
+}
