@@ -3,7 +3,10 @@ package rollout
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
+	"time"
 )
 
 // benchSizes are a large cluster and five times that: the ratio of the two
@@ -138,22 +141,131 @@ func BenchmarkComputeCreate(b *testing.B) {
 // three zones, the first done and the second under way: what the domains
 // add to a plan.
 func BenchmarkComputeTopology(b *testing.B) {
-	zone := func(i, n int) int { return min(2, i/(n/3)) }
-	benchCompute(b,
-		func(n int) Input {
-			params := Params{MaxUnavailable: tenPercent(n), MaxParallelPodCreation: benchParallel,
-				Topology: &Topology{MaxUnavailable: 10, Percent: true, Sequential: true}}
-			in := benchFleet(params, n, func(i int) bool { return zone(i, n) > 0 })
-			for i := range in.Nodes {
-				var id int
-				if _, err := fmt.Sscanf(in.Nodes[i].Name, "node-%d", &id); err != nil {
-					panic(err)
+	benchCompute(b, topologyFleet, checkTopology)
+}
+
+// topologyFleet is the cluster of BenchmarkComputeTopology: three zones,
+// the first rolled out, the other two still running old pods.
+func topologyFleet(n int) Input {
+	zone := func(i int) int { return min(2, i/(n/3)) }
+	params := Params{MaxUnavailable: tenPercent(n), MaxParallelPodCreation: benchParallel,
+		Topology: &Topology{MaxUnavailable: 10, Percent: true, Sequential: true}}
+	in := benchFleet(params, n, func(i int) bool { return zone(i) > 0 })
+	for i := range in.Nodes {
+		var id int
+		if _, err := fmt.Sscanf(in.Nodes[i].Name, "node-%d", &id); err != nil {
+			panic(err)
+		}
+		in.Nodes[i].Domain = fmt.Sprintf("zone-%d", zone(id))
+	}
+	return in
+}
+
+// checkTopology: the second zone's budget is spent, nothing else moves.
+func checkTopology(n int, plan Plan) error {
+	return expectPlan(plan, 0, min(tenPercent(n/3), benchParallel), n/3)
+}
+
+// stateSizes are the cluster sizes of BenchmarkState: a large cluster and
+// the largest a cloud provider supports.
+var stateSizes = []int{10_000, 100_000}
+
+// BenchmarkState times the incremental planner at 10,000 and 100,000
+// nodes in three clusters: steady state, a rolling update at
+// maxUnavailable 10% halfway through, and a sequential topology rollout.
+// build is the State made from scratch (every node set, then one plan);
+// event is a pod turning ready or not ready on one node, then a plan: the
+// cost of a watch event; build also reports the heap a State keeps per
+// node beyond the pods it is given. compute is a full Compute over the same cluster,
+// for comparison.
+func BenchmarkState(b *testing.B) {
+	scenarios := []struct {
+		name  string
+		build func(n int) Input
+		check func(n int, plan Plan) error
+	}{
+		{"steady", func(n int) Input {
+			return benchFleet(Params{MaxUnavailable: 1, MaxParallelPodCreation: benchParallel}, n, allNew)
+		}, func(n int, plan Plan) error { return expectPlan(plan, 0, 0, n) }},
+		{"rolling", func(n int) Input {
+			return benchFleet(Params{MaxUnavailable: tenPercent(n), MaxParallelPodCreation: benchParallel}, n, halfOld)
+		}, func(n int, plan Plan) error { return expectPlan(plan, 0, min(tenPercent(n), benchParallel), n/2) }},
+		{"topology", topologyFleet, checkTopology},
+	}
+	for _, sc := range scenarios {
+		for _, n := range stateSizes {
+			in := sc.build(n)
+			b.Run(fmt.Sprintf("%s/nodes=%d/build", sc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					buildState(in).Plan(in)
 				}
-				in.Nodes[i].Domain = fmt.Sprintf("zone-%d", zone(id, n))
-			}
-			return in
-		},
-		func(n int, plan Plan) error {
-			return expectPlan(plan, 0, min(tenPercent(n/3), benchParallel), n/3)
-		})
+				b.ReportMetric(float64(keptPerNode(in)), "kept-B/node")
+			})
+			b.Run(fmt.Sprintf("%s/nodes=%d/event", sc.name, n), func(b *testing.B) {
+				s := buildState(in)
+				if err := sc.check(n, s.Plan(in)); err != nil {
+					b.Fatal(err)
+				}
+				events := readinessEvents(in, 1000)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					e := events[i%len(events)]
+					s.SetNode(e.node, e.pods[(i/len(events))%2])
+					s.Plan(in)
+					i++
+				}
+			})
+			b.Run(fmt.Sprintf("%s/nodes=%d/compute", sc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					Compute(in)
+				}
+			})
+		}
+	}
+}
+
+// keptPerNode is the heap a State built from in keeps per node, after
+// garbage collection, beyond in itself.
+func keptPerNode(in Input) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s := buildState(in)
+	s.Plan(in)
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(s)
+	return (after.HeapAlloc - min(after.HeapAlloc, before.HeapAlloc)) / uint64(max(1, len(in.Nodes)))
+}
+
+// buildState sets every node of in in a new State.
+func buildState(in Input) *State {
+	s := NewState()
+	for _, node := range in.Nodes {
+		s.SetNode(node, in.Pods[node.Name])
+	}
+	return s
+}
+
+// readinessEvent is a node whose pod turns not ready (pods[1]) and back
+// (pods[0]).
+type readinessEvent struct {
+	node Node
+	pods [2][]Pod
+}
+
+// readinessEvents draws count nodes of in, each with its pods as they are
+// and with its first pod not ready.
+func readinessEvents(in Input, count int) []readinessEvent {
+	events := make([]readinessEvent, 0, count)
+	for _, node := range in.Nodes[:min(count, len(in.Nodes))] {
+		pods := in.Pods[node.Name]
+		notReady := slices.Clone(pods)
+		notReady[0].ReadySince = time.Time{}
+		events = append(events, readinessEvent{node: node, pods: [2][]Pod{pods, notReady}})
+	}
+	return events
 }

@@ -24,6 +24,8 @@ type fleet struct {
 	params  Params
 	now     time.Time
 	created int
+	// trackers hold each replica set's State across rounds.
+	trackers map[string]*tracker
 }
 
 type fleetPod struct {
@@ -55,8 +57,11 @@ func (f *fleet) side(rs string) Input {
 	return in
 }
 
-// plan is what rs plans now, knowing what the other one spends.
-func (f *fleet) plan(rs string) Plan {
+// plan is what rs plans now, knowing what the other one spends, each
+// replica set planning with a State kept across rounds, which must plan
+// as Compute does.
+func (f *fleet) plan(t *testing.T, rs string) Plan {
+	t.Helper()
 	other := activeRS
 	if rs == activeRS {
 		other = canaryRS
@@ -64,8 +69,26 @@ func (f *fleet) plan(rs string) Plan {
 	elsewhere := f.side(other)
 	elsewhere.Params.Frozen = true
 	in := f.side(rs)
-	in.Elsewhere = Compute(elsewhere).Counts.Spent()
-	return Compute(in)
+	spent, err := f.tracker(other).plan(elsewhere)
+	if err != nil {
+		t.Fatalf("%s, frozen: %v", other, err)
+	}
+	in.Elsewhere = spent.Counts.Spent()
+	plan, err := f.tracker(rs).plan(in)
+	if err != nil {
+		t.Fatalf("%s: %v", rs, err)
+	}
+	return plan
+}
+
+func (f *fleet) tracker(rs string) *tracker {
+	if f.trackers == nil {
+		f.trackers = map[string]*tracker{}
+	}
+	if f.trackers[rs] == nil {
+		f.trackers[rs] = newTracker()
+	}
+	return f.trackers[rs]
 }
 
 func (f *fleet) apply(rs string, plan Plan) {
@@ -233,7 +256,7 @@ func TestPropertyCanaryAndActiveShareOneBudget(t *testing.T) {
 			}
 			for _, rs := range order {
 				uBefore, sBefore := f.unavailable(), f.surging()
-				plan := f.plan(rs)
+				plan := f.plan(t, rs)
 				if touched := f.touchedInMaintenance(plan); touched != "" {
 					t.Fatalf("seed %d case %d round %d: %s %s", seed, c, round, rs, touched)
 				}
@@ -289,12 +312,12 @@ func TestCanaryReplacedUnderTheBudget(t *testing.T) {
 		f.canary[name] = i < 3
 		f.pods[name] = []fleetPod{{Pod: Pod{Name: "active-" + name, Node: name, ReadySince: f.now.Add(-time.Hour)}, owner: activeRS}}
 	}
-	plan := f.plan(canaryRS)
+	plan := f.plan(t, canaryRS)
 	if len(plan.Delete) != 1 {
 		t.Fatalf("the canary deletes %d pods at once, want 1 under maxUnavailable 1: %+v", len(plan.Delete), plan.Delete)
 	}
 	f.apply(canaryRS, plan)
-	if plan := f.plan(activeRS); len(plan.Delete) != 0 {
+	if plan := f.plan(t, activeRS); len(plan.Delete) != 0 {
 		t.Fatalf("the active replica set deletes %+v while the canary spends the whole budget", plan.Delete)
 	}
 }
@@ -314,10 +337,10 @@ func TestCanaryTookASurgingNode(t *testing.T) {
 		f.pods[name] = []fleetPod{{Pod: Pod{Name: "old-" + name, Node: name, ReadySince: ready}, owner: oldRS}}
 	}
 	f.pods["node-0"] = append(f.pods["node-0"], fleetPod{Pod: Pod{Name: "active-node-0", Node: "node-0"}, owner: activeRS})
-	if plan := f.plan(activeRS); len(plan.Create) != 0 {
+	if plan := f.plan(t, activeRS); len(plan.Create) != 0 {
 		t.Fatalf("the active replica set surges on %v while the canary's node runs two agents, maxSurge 1", plan.Create)
 	}
-	plan := f.plan(canaryRS)
+	plan := f.plan(t, canaryRS)
 	if len(plan.Create) != 0 || len(plan.Delete) != 1 || plan.Delete[0].Reason != DeleteDuplicate {
 		t.Fatalf("the canary plans %+v, want one duplicate deleted and nothing created beside the other", plan)
 	}

@@ -17,19 +17,83 @@ import (
 // all of them, or, Sequential, the first that is not done and baked, once
 // its gates passed.
 func Compute(in Input) Plan {
-	p := planner{in: in}
-	if in.Params.Topology != nil {
-		p.domains = newDomains(len(in.Nodes))
-	}
 	nodes := slices.Clone(in.Nodes)
 	slices.SortFunc(nodes, func(a, b Node) int { return strings.Compare(a.Name, b.Name) })
+	var f fragment
+	o := newObserver(&in, &f)
+	sum := summary{pool: &slicePool{byDomain: map[string]*lists{}}, byDomain: map[string]*domain{}}
+	var plan Plan
 	for i := range nodes {
-		p.observeNode(&nodes[i])
+		o.observe(&nodes[i], in.Pods[nodes[i].Name])
+		sum.add(nodes[i].Name, &f, &plan)
+	}
+	return decide(in, sum.observed(), plan)
+}
+
+// summary sums the fragments of Compute, taken in node order.
+type summary struct {
+	tally     tally
+	requeueAt time.Time
+	pool      *slicePool
+	byDomain  map[string]*domain
+	domains   []*domain
+}
+
+// add counts the fragment f of node name, and appends its own part to plan.
+func (s *summary) add(name string, f *fragment, plan *Plan) {
+	s.tally.add(&f.tally, 1)
+	plan.Delete = append(plan.Delete, f.deletes...)
+	plan.Reopen = append(plan.Reopen, f.reopen...)
+	if f.failed {
+		plan.FailedNodes = append(plan.FailedNodes, name)
+	}
+	if !f.requeueAt.IsZero() && (s.requeueAt.IsZero() || f.requeueAt.Before(s.requeueAt)) {
+		s.requeueAt = f.requeueAt
+	}
+	s.pool.add(name, f)
+	if !f.inDomain {
+		return
+	}
+	d := s.byDomain[f.domain]
+	if d == nil {
+		d = &domain{name: f.domain}
+		s.byDomain[f.domain] = d
+		s.domains = append(s.domains, d)
+	}
+	d.add(&f.dom, 1)
+	if f.dom.availableSince.After(d.availableSince) {
+		d.availableSince = f.dom.availableSince
+	}
+}
+
+func (s *summary) observed() observed {
+	return observed{tally: s.tally, requeueAt: s.requeueAt, pool: s.pool, domains: s.domains}
+}
+
+// observed is the sum of the fragments of a replica set's nodes.
+type observed struct {
+	tally tally
+	// requeueAt is the earliest of the fragments', zero when none asks.
+	requeueAt time.Time
+	pool      pool
+	// domains are the domains with a desired node, in any order, with a
+	// topology; their tallies are the sums over their nodes.
+	domains []*domain
+}
+
+// decide is the global phase: it spends the budgets over what the nodes
+// observed, into plan, which holds the nodes' own parts already.
+func decide(in Input, obs observed, plan Plan) Plan {
+	p := planner{in: in, plan: plan, pool: obs.pool, inFlight: obs.tally.inFlight}
+	p.plan.Counts = obs.tally.counts()
+	if !obs.requeueAt.IsZero() {
+		p.requeueAfter(obs.requeueAt.Sub(in.Now))
 	}
 	allowance := max(0, in.Params.MaxPodSchedulerFailure-in.Elsewhere.Excused)
-	p.plan.Counts.Excused = min(p.schedulerFailures, allowance)
-	p.plan.Counts.Unavailable = max(0, p.unavailable-p.plan.Counts.Excused)
+	p.plan.Counts.Excused = min(obs.tally.schedulerFailures, allowance)
+	p.plan.Counts.Unavailable = max(0, obs.tally.unavailable-p.plan.Counts.Excused)
 	if t := in.Params.Topology; t != nil {
+		p.domains = newDomains(obs.domains)
 		if bake := p.domains.settle(t, allowance, in.Elsewhere.Domains, in.Now); bake > 0 {
 			p.requeueAfter(bake)
 		}
@@ -37,7 +101,7 @@ func Compute(in Input) Plan {
 	}
 	if in.Params.Frozen {
 		p.plan.Create, p.plan.Delete, p.plan.UpdateInPlace, p.plan.FailedNodes = nil, nil, nil, nil
-		p.plan.Reopen = append(p.plan.Reopen, podNames(p.gateClosed)...)
+		p.plan.Reopen = append(p.plan.Reopen, podNames(p.everyGateClosed())...)
 		return p.plan
 	}
 	p.planCreations()
@@ -48,370 +112,11 @@ func Compute(in Input) Plan {
 type planner struct {
 	in   Input
 	plan Plan
-
-	// unavailable counts desired nodes without an available pod, before
-	// the scheduler-failure allowance.
-	unavailable int
-	// schedulerFailures counts the unavailable desired nodes whose new pod
-	// the scheduler could not place: what the allowance may excuse.
-	schedulerFailures int
+	pool pool
 	// inFlight counts new pods created but not yet ready.
 	inFlight int
-	// empty are desired nodes with no pod at all.
-	empty []string
-	// oldAvailable and oldUnavailable are desired nodes whose only pod is
-	// old: the rolling update's candidates.
-	oldAvailable, oldUnavailable []Pod
-	// surgeable are the nodes of oldAvailable with no pod terminating,
-	// where a new pod may be created beside the old one.
-	surgeable []Pod
-	// gateClosed are the desired nodes' old pods whose gate was closed for
-	// an in-place update.
-	gateClosed []Pod
-	// domains are the domains of the topology, nil without one; cur is
-	// the domain of the desired node being observed.
+	// domains are the domains of the topology, nil without one.
 	domains *domains
-	cur     *domain
-}
-
-func (p *planner) observeNode(node *Node) {
-	if node.Unresponsive {
-		switch {
-		case node.Maintenance && node.ShouldContinueRunning:
-			p.plan.Counts.InMaintenance++
-		case node.ShouldRun && !node.Maintenance:
-			p.plan.Counts.IgnoredUnresponsive++
-		}
-		return
-	}
-	if node.Maintenance {
-		p.leaveInMaintenance(node)
-		return
-	}
-	p.cur = nil
-	if p.domains != nil && node.ShouldRun && node.ShouldContinueRunning {
-		p.cur = p.domains.enter(node)
-	}
-	var newPods, oldPods []Pod
-	terminating, live := false, 0
-	for _, pod := range p.in.Pods[node.Name] {
-		if pod.Terminating {
-			terminating = true
-			continue
-		}
-		live++
-		p.count(pod)
-		switch {
-		case !node.ShouldContinueRunning:
-			p.remove(pod, DeleteMisplaced)
-			p.plan.Counts.Misplaced++
-		case pod.New:
-			newPods = append(newPods, pod)
-		default:
-			oldPods = append(oldPods, pod)
-		}
-	}
-	// A node running two pods surges, whatever replica sets they belong
-	// to: duplicates, a failed pod beside a live one, or two pods of other
-	// replica sets (a canary that took a node mid-surge, a template
-	// abandoned mid-surge). Unless counted as a surge below, its extra pods
-	// are deleted with this plan: like a surge ending, the node holds its
-	// place in the surge budget the other replica set sees until they are
-	// gone, or that one would surge on a node of its own, past maxSurge.
-	if live > 1 {
-		surges := p.plan.Counts.Surging + p.plan.Counts.SurgeEnding
-		defer func() {
-			if p.plan.Counts.Surging+p.plan.Counts.SurgeEnding == surges {
-				p.plan.Counts.SurgeEnding++
-			}
-		}()
-	}
-	if !node.ShouldContinueRunning {
-		return
-	}
-	if node.ShouldRun {
-		p.plan.Counts.Desired++
-	}
-	// Duplicates go first, failed ones included: a failed pod is kept only
-	// when it is the only pod of its kind on the node.
-	newPod := p.keepBest(newPods)
-	oldPod := p.keepBest(oldPods)
-	if p.cur != nil {
-		p.cur.desired++
-		if oldPod != nil {
-			p.cur.old++
-		}
-	}
-	if p.handleFailed(node, newPod, oldPod) {
-		return
-	}
-	if !node.ShouldRun {
-		// A NoSchedule misfit: running pods stay, nothing is placed or
-		// replaced. A surge the taint caught still ends, and holds its place
-		// in the surge budget until it does.
-		if oldPod != nil && oldPod.GateClosed {
-			p.plan.Reopen = append(p.plan.Reopen, oldPod.Name)
-		}
-		if newPod != nil && oldPod != nil {
-			switch {
-			case p.available(newPod):
-				p.remove(*oldPod, DeleteSurgeEnded)
-				p.plan.Counts.SurgeEnding++
-			case !p.available(oldPod):
-				// Ends with this plan too, counted by the deferred
-				// SurgeEnding above.
-				p.remove(*oldPod, DeleteReplaced)
-			default:
-				p.plan.Counts.Surging++
-			}
-		}
-		return
-	}
-	// A duplicate deleted now terminates: no new pod beside what is left
-	// until it is gone.
-	p.placeOnDesiredNode(node, newPod, oldPod, terminating || len(newPods) > 1 || len(oldPods) > 1)
-}
-
-// leaveInMaintenance leaves a node in maintenance with the agent it has:
-// nothing is created, replaced or updated there, and nothing counts
-// against the budgets. A surge the maintenance caught still ends, so that
-// the node holds one agent: the new pod when it is available (the surge
-// succeeded), else the old one it ran before; the others are deleted, and
-// the node holds its place in the surge budget until they are gone. An
-// old pod whose gate was closed for an in-place update is reopened: the
-// update does not go on there.
-func (p *planner) leaveInMaintenance(node *Node) {
-	if node.ShouldContinueRunning {
-		p.plan.Counts.InMaintenance++
-	}
-	var live []Pod
-	for _, pod := range p.in.Pods[node.Name] {
-		if !pod.Terminating {
-			live = append(live, pod)
-		}
-	}
-	if len(live) > 1 {
-		slices.SortFunc(live, p.compareForKeeping)
-		keep := slices.IndexFunc(live, func(pod Pod) bool { return pod.New && p.available(&pod) })
-		if keep < 0 {
-			keep = max(0, slices.IndexFunc(live, func(pod Pod) bool { return !pod.New }))
-		}
-		for i, pod := range live {
-			if i != keep {
-				p.remove(pod, DeleteSurgeEnded)
-			}
-		}
-		p.plan.Counts.SurgeEnding++
-		live = live[keep : keep+1]
-	}
-	if len(live) == 1 && !live[0].New && live[0].GateClosed {
-		p.plan.Reopen = append(p.plan.Reopen, live[0].Name)
-	}
-}
-
-// placeOnDesiredNode decides for a node that should run a pod.
-func (p *planner) placeOnDesiredNode(node *Node, newPod, oldPod *Pod, terminating bool) {
-	switch {
-	case newPod == nil && oldPod == nil:
-		p.markUnavailable(nil)
-		if !terminating {
-			p.empty = append(p.empty, node.Name)
-		}
-	case oldPod == nil:
-		if p.available(newPod) {
-			p.upToDate(newPod)
-		} else {
-			p.markUnavailable(newPod)
-		}
-	case newPod != nil:
-		if p.available(newPod) {
-			p.remove(*oldPod, DeleteSurgeEnded)
-			p.plan.Counts.SurgeEnding++
-			p.upToDate(newPod)
-			if p.cur != nil {
-				p.cur.surgeEnding++
-			}
-			return
-		}
-		if !p.available(oldPod) {
-			p.markUnavailable(newPod)
-			// Neither pod serves: deleting the old one costs nothing, and
-			// keeping it would keep two agents on a node going down
-			// (both marked not ready) past the unresponsive grace, which
-			// leaves the node alone and out of the surge budget while
-			// another node surges: back, it would surge too, past
-			// maxSurge. The surge ends with this plan (SurgeEnding, from
-			// observeNode).
-			p.remove(*oldPod, DeleteReplaced)
-			return
-		}
-		p.plan.Counts.Surging++
-	case p.available(oldPod):
-		p.oldAvailable = append(p.oldAvailable, *oldPod)
-		if !terminating {
-			p.surgeable = append(p.surgeable, *oldPod)
-		}
-	case oldPod.Draining:
-		// Its in-place update is under way; it goes on once drained.
-		p.markUnavailable(nil)
-	default:
-		p.markUnavailable(nil)
-		p.oldUnavailable = append(p.oldUnavailable, *oldPod)
-	}
-	if oldPod != nil && oldPod.GateClosed {
-		p.gateClosed = append(p.gateClosed, *oldPod)
-	}
-}
-
-// handleFailed deletes the failed pod kept on a node (newPod or oldPod)
-// once its backoff has ended. It reports whether the node waits: a failed
-// pod is still in backoff or is being deleted now, so nothing else happens
-// there in this step.
-func (p *planner) handleFailed(node *Node, newPod, oldPod *Pod) bool {
-	var failed []Pod
-	var other *Pod
-	for _, pod := range []*Pod{newPod, oldPod} {
-		switch {
-		case pod == nil:
-		case pod.Failed:
-			failed = append(failed, *pod)
-		default:
-			other = pod
-		}
-	}
-	if len(failed) == 0 {
-		return false
-	}
-	if node.ShouldRun && (other == nil || !p.available(other)) {
-		if other != nil && other.New {
-			p.markUnavailable(other)
-		} else {
-			p.markUnavailable(nil)
-		}
-	}
-	if until, ok := p.in.BackoffUntil[node.Name]; ok && p.in.Now.Before(until) {
-		p.requeueAfter(until.Sub(p.in.Now))
-		if newPod != nil && oldPod != nil {
-			// The failed pod holds its place beside the other kind until
-			// the backoff ends: a surge, for the surge budget.
-			p.plan.Counts.Surging++
-		}
-		return true
-	}
-	for _, pod := range failed {
-		p.remove(pod, DeleteFailed)
-	}
-	p.plan.FailedNodes = append(p.plan.FailedNodes, node.Name)
-	return true
-}
-
-// upToDate counts a desired node whose pod is an available new pod.
-func (p *planner) upToDate(newPod *Pod) {
-	p.plan.Counts.UpToDate++
-	if d := p.cur; d != nil {
-		d.upToDate++
-		if at := newPod.ReadySince.Add(p.in.Params.MinReady); at.After(d.availableSince) {
-			d.availableSince = at
-		}
-	}
-}
-
-// markUnavailable counts a desired node without an available pod; newPod
-// is the node's new pod, if any.
-func (p *planner) markUnavailable(newPod *Pod) {
-	p.unavailable++
-	schedulerFailure := newPod != nil && newPod.Unschedulable
-	if schedulerFailure {
-		p.schedulerFailures++
-	}
-	if d := p.cur; d != nil {
-		d.unavailable++
-		if schedulerFailure {
-			d.schedulerFailures++
-		}
-	}
-}
-
-// count adds a live pod to the counters.
-func (p *planner) count(pod Pod) {
-	c := &p.plan.Counts
-	if !pod.New {
-		if !pod.Failed {
-			c.Old++
-		}
-		return
-	}
-	c.Current++
-	if pod.Unschedulable {
-		c.Unschedulable++
-	}
-	if pod.Updating && !pod.Failed {
-		c.Updating++
-	}
-	if pod.Ready() {
-		c.Ready++
-		if p.available(&pod) {
-			c.Available++
-		}
-	} else if !pod.Failed {
-		p.inFlight++
-	}
-}
-
-// available reports whether pod is available now, and when it is ready but
-// not yet available, asks to look again when it will be.
-func (p *planner) available(pod *Pod) bool {
-	if pod.Available(p.in.Params.MinReady, p.in.Now) {
-		return true
-	}
-	if pod.Ready() {
-		p.requeueAfter(pod.ReadySince.Add(p.in.Params.MinReady).Sub(p.in.Now))
-	}
-	return false
-}
-
-// keepBest returns the pod to keep among pods of one kind on a node and
-// deletes the others as duplicates.
-func (p *planner) keepBest(pods []Pod) *Pod {
-	if len(pods) == 0 {
-		return nil
-	}
-	slices.SortFunc(pods, p.compareForKeeping)
-	for _, dup := range pods[1:] {
-		p.remove(dup, DeleteDuplicate)
-	}
-	return &pods[0]
-}
-
-// compareForKeeping orders the pod most worth keeping first: available,
-// then ready, then scheduled, then unschedulable, then failed; then older,
-// then by name for stability.
-func (p *planner) compareForKeeping(a, b Pod) int {
-	score := func(pod *Pod) int {
-		switch {
-		case pod.Available(p.in.Params.MinReady, p.in.Now):
-			return 0
-		case pod.Ready():
-			return 1
-		case pod.Failed:
-			return 4
-		case !pod.Unschedulable:
-			return 2
-		default:
-			return 3
-		}
-	}
-	if d := score(&a) - score(&b); d != 0 {
-		return d
-	}
-	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Name, b.Name)
-}
-
-func (p *planner) remove(pod Pod, reason DeleteReason) {
-	p.plan.Delete = append(p.plan.Delete, Deletion{Pod: pod.Name, Node: pod.Node, Reason: reason})
 }
 
 func (p *planner) requeueAfter(d time.Duration) {
@@ -424,7 +129,8 @@ func (p *planner) requeueAfter(d time.Duration) {
 }
 
 // planCreations places pods on empty nodes first, then replaces old pods,
-// within the creation budget of slow start.
+// within the creation budget of slow start. Each list is read only as far
+// as the budgets let it be taken.
 func (p *planner) planCreations() {
 	budget := p.creationBudget()
 	take := func(n int) int {
@@ -432,8 +138,8 @@ func (p *planner) planCreations() {
 		budget -= n
 		return n
 	}
-	n := take(len(p.empty))
-	p.plan.Create = append(p.plan.Create, p.empty[:n]...)
+	empty := p.pool.emptyNodes(budget, nil)
+	p.plan.Create = append(p.plan.Create, empty[:take(len(empty))]...)
 	if p.in.Params.Paused {
 		return
 	}
@@ -441,13 +147,13 @@ func (p *planner) planCreations() {
 	// updated in place, or deleted and its node becomes empty. Its new pod
 	// then comes in a later step, so that no node ever holds two pods
 	// outside a surge.
-	oldUnavailable := p.inTurn(p.oldUnavailable)
+	oldUnavailable := p.inTurn(kindOldUnavailable, anyClass, budget)
 	for _, pod := range oldUnavailable[:take(len(oldUnavailable))] {
 		p.replace(pod)
 	}
 	allowed := p.in.Params.MaxUnavailable - p.plan.Counts.Unavailable - p.in.Elsewhere.Unavailable
 	if p.in.Params.MaxSurge == 0 {
-		chosen := p.withinBudgets(p.oldAvailable, allowed)
+		chosen := p.withinBudgets(anyClass, min(allowed, budget))
 		for _, pod := range chosen[:take(len(chosen))] {
 			p.replace(pod)
 		}
@@ -456,19 +162,16 @@ func (p *planner) planCreations() {
 	// A surge needs a second pod, which an in-place update does without:
 	// those spend MaxUnavailable, and only when there is none are they
 	// surged with the others.
-	var inPlace []Pod
-	surgeable := p.surgeable
+	surgeClasses := anyClass
 	if p.in.Params.MaxUnavailable > 0 {
-		inPlace = slices.DeleteFunc(slices.Clone(p.oldAvailable), func(pod Pod) bool { return !pod.InPlace })
-		surgeable = slices.DeleteFunc(slices.Clone(p.surgeable), func(pod Pod) bool { return pod.InPlace })
+		surgeClasses = notInPlace
+		inPlace := p.withinBudgets(inPlaceOnly, min(allowed, budget))
+		for _, pod := range inPlace[:take(len(inPlace))] {
+			p.replace(pod)
+		}
 	}
-	inPlace = p.withinBudgets(inPlace, allowed)
-	for _, pod := range inPlace[:take(len(inPlace))] {
-		p.replace(pod)
-	}
-	surgeable = p.inTurn(surgeable)
-	n = take(min(p.in.Params.MaxSurge-p.plan.Counts.Surging-p.in.Elsewhere.Surging, len(surgeable)))
-	for _, pod := range surgeable[:n] {
+	surges := p.inTurn(kindSurgeable, surgeClasses, min(p.in.Params.MaxSurge-p.plan.Counts.Surging-p.in.Elsewhere.Surging, budget))
+	for _, pod := range surges[:take(len(surges))] {
 		p.plan.Create = append(p.plan.Create, pod.Node)
 	}
 }
@@ -484,18 +187,33 @@ func (p *planner) planCreations() {
 // closed: it goes on as soon as a pod in flight is ready.
 func (p *planner) planReopen() {
 	if p.in.Params.Paused {
-		p.plan.Reopen = append(p.plan.Reopen, podNames(p.gateClosed)...)
+		p.plan.Reopen = append(p.plan.Reopen, podNames(p.everyGateClosed())...)
 		return
 	}
-	goesOn := map[string]bool{}
-	for _, pod := range p.inTurn(p.gateClosed) {
-		goesOn[pod.Name] = true
+	if p.domains == nil {
+		return
 	}
-	for _, pod := range p.gateClosed {
-		if !goesOn[pod.Name] {
-			p.plan.Reopen = append(p.plan.Reopen, pod.Name)
+	// Returning pods go on whatever the turn.
+	var waiting []source
+	for _, d := range p.domains.ordered {
+		if !d.open {
+			waiting = sources(waiting, d.name, notReturning)
 		}
 	}
+	p.plan.Reopen = append(p.plan.Reopen, podNames(firstOf(p.pool, kindGateClosed, all, waiting))...)
+}
+
+// everyGateClosed is every old pod whose gate was closed for an in-place
+// update, in node order.
+func (p *planner) everyGateClosed() []Pod {
+	if p.domains == nil {
+		return firstOf(p.pool, kindGateClosed, all, sources(nil, "", anyClass))
+	}
+	var srcs []source
+	for _, d := range p.domains.ordered {
+		srcs = sources(srcs, d.name, anyClass)
+	}
+	return firstOf(p.pool, kindGateClosed, all, srcs)
 }
 
 func podNames(pods []Pod) []string {
@@ -506,23 +224,28 @@ func podNames(pods []Pod) []string {
 	return names
 }
 
-// withinBudgets returns the old pods to replace now at a cost to
-// availability: at most allowed of them, and, with a topology, only in
-// domains whose turn it is, within each domain's budget.
-func (p *planner) withinBudgets(pods []Pod, allowed int) []Pod {
+// withinBudgets returns the old available pods of classes cs to replace
+// now at a cost to availability: at most allowed of them, and, with a
+// topology, only in domains whose turn it is, within each domain's budget.
+func (p *planner) withinBudgets(cs []class, allowed int) []Pod {
 	if p.domains == nil {
-		return pods[:max(0, min(allowed, len(pods)))]
+		return firstOf(p.pool, kindOldAvailable, allowed, sources(nil, "", cs))
 	}
-	return p.domains.pick(pods, allowed)
+	return p.domains.pick(p.pool, cs, allowed)
 }
 
-// inTurn keeps, with a topology, the old pods of the domains whose turn it
-// is; their replacement costs no availability but must wait its turn.
-func (p *planner) inTurn(pods []Pod) []Pod {
+// inTurn returns the first n old pods of kind k and classes cs whose
+// replacement costs no availability but must wait its turn: with a
+// topology, those of the domains whose turn it is, and returning ones.
+func (p *planner) inTurn(k kind, cs []class, n int) []Pod {
 	if p.domains == nil {
-		return pods
+		return firstOf(p.pool, k, n, sources(nil, "", cs))
 	}
-	return p.domains.inOpen(pods)
+	var srcs []source
+	for _, d := range p.domains.ordered {
+		srcs = d.sources(srcs, cs)
+	}
+	return firstOf(p.pool, k, n, srcs)
 }
 
 // replace takes an old pod off its node for the rolling update: in place
@@ -532,7 +255,7 @@ func (p *planner) replace(pod Pod) {
 		p.plan.UpdateInPlace = append(p.plan.UpdateInPlace, InPlaceUpdate{Pod: pod.Name, Node: pod.Node})
 		return
 	}
-	p.remove(pod, DeleteReplaced)
+	p.plan.Delete = append(p.plan.Delete, Deletion{Pod: pod.Name, Node: pod.Node, Reason: DeleteReplaced})
 }
 
 // creationBudget is how many pods may be created or replaced now: the

@@ -108,17 +108,10 @@ func CompareDomains(a, b string) int {
 // domain is what the planner gathers of one domain.
 type domain struct {
 	name string
-	// desired, upToDate and unavailable count as Counts does;
-	// schedulerFailures as planner does; excused is the share of the
-	// scheduler-failure allowance the domain gets.
-	desired, upToDate, unavailable, schedulerFailures, excused int
-	// old counts desired nodes still running an old pod; surgeEnding
-	// those among them whose old pod goes with this plan: the domain is
-	// done once it is gone.
-	old, surgeEnding int
-	// availableSince is when the last of its up-to-date pods became
-	// available: the domain is done since then, when it is done.
-	availableSince time.Time
+	domainTally
+	// excused is the share of the scheduler-failure allowance the domain
+	// gets.
+	excused int
 	// open: old pods of the domain may be replaced now; room is what is
 	// left of its budget.
 	open bool
@@ -129,41 +122,35 @@ type domain struct {
 
 func (d *domain) done() bool { return d.upToDate+d.excused == d.desired && d.surgeEnding == 0 }
 
-// domains gathers the domains of a plan; nil without a topology.
+// sources appends to srcs the lists of candidates of classes cs in the
+// domain that may be replaced now: all of them when the domain is open,
+// else only the returning ones.
+func (d *domain) sources(srcs []source, cs []class) []source {
+	for _, c := range cs {
+		if d.open || c&returningClass != 0 {
+			srcs = append(srcs, source{domain: d.name, class: c})
+		}
+	}
+	return srcs
+}
+
+// domains are the domains of a plan; nil without a topology.
 type domains struct {
-	byName map[string]*domain
-	// ofNode holds each observed node's domain, to find a pod's.
-	ofNode map[string]*domain
-	// ordered is byName in domain order, once observing is over.
+	// ordered are the domains in domain order.
 	ordered []*domain
 }
 
-func newDomains(nodes int) *domains {
-	return &domains{byName: map[string]*domain{}, ofNode: make(map[string]*domain, nodes)}
+func newDomains(ds []*domain) *domains {
+	ordered := slices.Clone(ds)
+	slices.SortFunc(ordered, func(a, b *domain) int { return CompareDomains(a.name, b.name) })
+	return &domains{ordered: ordered}
 }
 
-// enter returns the domain of node, remembering it.
-func (ds *domains) enter(node *Node) *domain {
-	name := node.Domain
-	d := ds.byName[name]
-	if d == nil {
-		d = &domain{name: name}
-		ds.byName[name] = d
-	}
-	ds.ofNode[node.Name] = d
-	return d
-}
-
-// settle orders the domains, shares the scheduler-failure allowance among
-// them in that order, and opens those whose old pods may be replaced now,
-// each with the room its budget leaves. It returns when time alone opens
-// the next domain: the end of a bake.
+// settle shares the scheduler-failure allowance among the domains in
+// order, and opens those whose old pods may be replaced now, each with the
+// room its budget leaves. It returns when time alone opens the next
+// domain: the end of a bake.
 func (ds *domains) settle(t *Topology, allowance int, elsewhere map[string]int, now time.Time) time.Duration {
-	ds.ordered = make([]*domain, 0, len(ds.byName))
-	for _, d := range ds.byName {
-		ds.ordered = append(ds.ordered, d)
-	}
-	slices.SortFunc(ds.ordered, func(a, b *domain) int { return CompareDomains(a.name, b.name) })
 	for _, d := range ds.ordered {
 		d.excused = min(d.schedulerFailures, allowance)
 		allowance -= d.excused
@@ -239,21 +226,24 @@ func (ds *domains) counts(t *Topology, now time.Time) []DomainCounts {
 	return out
 }
 
-// pick chooses, among old pods whose replacement spends the domains'
-// budgets, those to replace now: only pods of open domains, or returning
-// ones, within each domain's room and within allowed in all, taking from
-// the domains in turn so that parallel domains progress together.
-func (ds *domains) pick(pods []Pod, allowed int) []Pod {
+// pick chooses, among the old available pods of classes cs, whose
+// replacement spends the domains' budgets, those to replace now: only pods
+// of open domains, or returning ones, within each domain's room and within
+// allowed in all, taking from the domains in turn so that parallel domains
+// progress together. A domain never gives more than its room nor more than
+// allowed, so only that many of its candidates are read.
+func (ds *domains) pick(pl pool, cs []class, allowed int) []Pod {
+	var active []*domain
 	for _, d := range ds.ordered {
-		d.candidates = d.candidates[:0]
-	}
-	for _, pod := range pods {
-		if d := ds.ofNode[pod.Node]; d.open || pod.Returning {
-			d.candidates = append(d.candidates, pod)
+		d.candidates = nil
+		if d.room > 0 && allowed > 0 {
+			d.candidates = firstOf(pl, kindOldAvailable, min(d.room, allowed), d.sources(nil, cs))
+		}
+		if len(d.candidates) > 0 {
+			active = append(active, d)
 		}
 	}
 	var out []Pod
-	active := slices.DeleteFunc(slices.Clone(ds.ordered), func(d *domain) bool { return len(d.candidates) == 0 || d.room <= 0 })
 	for round := 0; len(active) > 0 && allowed > len(out); round++ {
 		next := active[:0]
 		for _, d := range active {
@@ -269,13 +259,6 @@ func (ds *domains) pick(pods []Pod, allowed int) []Pod {
 		active = next
 	}
 	return out
-}
-
-// inOpen keeps the pods of open domains, and returning ones: replacing
-// them spends no domain budget (an unavailable old pod, a surge), but must
-// wait for its turn.
-func (ds *domains) inOpen(pods []Pod) []Pod {
-	return slices.DeleteFunc(slices.Clone(pods), func(pod Pod) bool { return !ds.ofNode[pod.Node].open && !pod.Returning })
 }
 
 // spentByDomain is the unavailable nodes per domain, as another replica set sees

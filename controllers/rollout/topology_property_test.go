@@ -253,6 +253,7 @@ func TestPropertyTopologyRollout(t *testing.T) {
 			t.Helper()
 			t.Fatalf("seed %d case %d round %d (params %+v, topology %+v): %s", seed, c, round, z.params, *z.params.Topology, fmt.Sprintf(format, args...))
 		}
+		tr := newTracker()
 		for round := 0; ; round++ {
 			if round == 3000 {
 				if z.neverPasses != "" {
@@ -270,7 +271,10 @@ func TestPropertyTopologyRollout(t *testing.T) {
 				}
 			}
 			uBefore, dBefore := z.unavailable()
-			plan := Compute(z.input())
+			plan, err := tr.plan(z.input())
+			if err != nil {
+				fail(round, "%v", err)
+			}
 			for _, node := range z.touched(plan) {
 				if z.nodes[slices.IndexFunc(z.nodes, func(n Node) bool { return n.Name == node })].Maintenance {
 					fail(round, "node %s in maintenance has its old pod replaced", node)

@@ -3,6 +3,9 @@
 // node, old pods replaced under maxUnavailable and maxSurge, domain by
 // domain with a topology, slow start, pause and freeze.
 // It makes no API calls, so a 5,000-node cluster is a table in a test.
+// Compute plans from a whole input; State keeps the input node by node as
+// watch events change it and plans at a cost that does not grow with the
+// cluster (state.go).
 package rollout
 
 import (
