@@ -26,9 +26,9 @@ func setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observa
 	}
 	st.Status = obs.role
 	st.ObservedGeneration = ers.Generation
-	running := runningNodes(obs.input)
-	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(running.current), int32(running.ready)
-	st.Available, st.UpToDate, st.Unschedulable = int32(running.available), int32(c.UpToDate), int32(c.Unschedulable)
+	// Nodes, not pods, as a DaemonSet's status counts (Counts.Running).
+	st.Desired, st.Current, st.Ready = int32(c.Desired), int32(c.Running.Current), int32(c.Running.Ready)
+	st.Available, st.UpToDate, st.Unschedulable = int32(c.Running.Available), int32(c.UpToDate), int32(c.Unschedulable)
 	st.IgnoredUnresponsiveNodes, st.NodesInMaintenance = int32(c.IgnoredUnresponsive), int32(c.InMaintenance)
 	st.Domains = nil
 	if obs.role == v1alpha1.ReplicaSetActive {
@@ -63,9 +63,11 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) outcom
 	case actErr != nil:
 		return outcome.Progress{Reason: v1alpha1.ReasonReconcileFailed, Message: actErr.Error()}
 	}
-	keptNew, keptOld := keptPods(obs.input)
-	old := c.Old - keptOld
-	rolledOut := c.UpToDate == c.Desired && old == 0 && c.Misplaced == 0 && c.Current-keptNew == c.Desired
+	// Pods kept on a node that takes no new one (Counts.KeptNew,
+	// KeptOld) are left alone, so, as for DaemonSets, they do not hold the
+	// rollout back.
+	old := c.Old - c.KeptOld
+	rolledOut := c.UpToDate == c.Desired && old == 0 && c.Misplaced == 0 && c.Current-c.KeptNew == c.Desired
 	switch {
 	case rolledOut:
 		return outcome.Progress{Phase: outcome.Done, Reason: v1alpha1.ReasonRolledOut, Message: "every node runs an available pod of this replica set"}
@@ -92,67 +94,6 @@ func replicaSetProgress(obs *observation, c rollout.Counts, actErr error) outcom
 	default:
 		return outcome.Progress{Reason: v1alpha1.ReasonProgressing, Message: "creating pods and waiting for them to be available"}
 	}
-}
-
-// nodeCounts count desired nodes.
-type nodeCounts struct{ current, ready, available int }
-
-// runningNodes counts, as a DaemonSet's status does, the desired nodes of
-// in (those the replica set should run a pod on, responsive, not in
-// maintenance) that run a
-// live pod of the ExtendedDaemonSet, a ready one, and an available one,
-// of this replica set or of one it replaces. Counting nodes rather than
-// pods, none exceeds the desired nodes: a surge, a duplicate, a pod on a
-// node that no longer wants one, or the pods of a replica set no node
-// wants any more (a failed canary's, an old one's) are not a node more.
-func runningNodes(in rollout.Input) nodeCounts {
-	var n nodeCounts
-	for _, node := range in.Nodes {
-		if !node.ShouldRun || node.Unresponsive || node.Maintenance {
-			continue
-		}
-		var current, ready, available bool
-		for _, pod := range in.Pods[node.Name] {
-			if pod.Terminating || pod.Failed {
-				continue
-			}
-			current = true
-			ready = ready || pod.Ready()
-			available = available || pod.Available(in.Params.MinReady, in.Now)
-		}
-		if current {
-			n.current++
-		}
-		if ready {
-			n.ready++
-		}
-		if available {
-			n.available++
-		}
-	}
-	return n
-}
-
-// keptPods counts the live pods, of this replica set and of older ones, on
-// nodes that take no new pod but let running ones stay (an untolerated
-// NoSchedule taint). The planner leaves them alone, so, as for DaemonSets,
-// they must not hold the rollout back.
-func keptPods(in rollout.Input) (keptNew, keptOld int) {
-	for _, node := range in.Nodes {
-		if node.ShouldRun || !node.ShouldContinueRunning {
-			continue
-		}
-		for _, pod := range in.Pods[node.Name] {
-			switch {
-			case pod.Terminating:
-			case pod.New:
-				keptNew++
-			case !pod.Failed:
-				keptOld++
-			}
-		}
-	}
-	return keptNew, keptOld
 }
 
 // baking is the domain that bakes, empty when none does.

@@ -19,6 +19,8 @@ type tally struct {
 	Desired, Current, Ready, Available, UpToDate, Old int
 	Unschedulable, Updating, Misplaced, Surging       int
 	SurgeEnding, IgnoredUnresponsive, InMaintenance   int
+	Running                                           NodeCounts
+	KeptNew, KeptOld                                  int
 	// unavailable, schedulerFailures and inFlight are planner's: the
 	// desired nodes without an available pod before the scheduler-failure
 	// allowance, those the allowance may excuse, and the new pods created
@@ -41,6 +43,11 @@ func (t *tally) add(o *tally, sign int) {
 	t.SurgeEnding += sign * o.SurgeEnding
 	t.IgnoredUnresponsive += sign * o.IgnoredUnresponsive
 	t.InMaintenance += sign * o.InMaintenance
+	t.Running.Current += sign * o.Running.Current
+	t.Running.Ready += sign * o.Running.Ready
+	t.Running.Available += sign * o.Running.Available
+	t.KeptNew += sign * o.KeptNew
+	t.KeptOld += sign * o.KeptOld
 	t.unavailable += sign * o.unavailable
 	t.schedulerFailures += sign * o.schedulerFailures
 	t.inFlight += sign * o.inFlight
@@ -53,7 +60,7 @@ func (t *tally) counts() Counts {
 		Desired: t.Desired, Current: t.Current, Ready: t.Ready, Available: t.Available, UpToDate: t.UpToDate,
 		Old: t.Old, Unschedulable: t.Unschedulable, Updating: t.Updating, Misplaced: t.Misplaced,
 		Surging: t.Surging, SurgeEnding: t.SurgeEnding, IgnoredUnresponsive: t.IgnoredUnresponsive,
-		InMaintenance: t.InMaintenance,
+		InMaintenance: t.InMaintenance, Running: t.Running, KeptNew: t.KeptNew, KeptOld: t.KeptOld,
 	}
 }
 
@@ -179,6 +186,7 @@ func (o *observer) observe(node *Node, pods []Pod) {
 	f := o.f
 	f.reset()
 	o.cur = nil
+	o.countNode(node, pods)
 	if node.Unresponsive {
 		switch {
 		case node.Maintenance && node.ShouldContinueRunning:
@@ -434,6 +442,44 @@ func (o *observer) markUnavailable(newPod *Pod) {
 			d.schedulerFailures++
 		}
 	}
+}
+
+// countNode adds the node to the counters of nodes: Running when it is
+// desired (it should run a pod, responsive, not in maintenance), KeptNew
+// and KeptOld when it lets running pods stay but takes no new one.
+func (o *observer) countNode(node *Node, pods []Pod) {
+	c := &o.f.tally
+	switch {
+	case node.ShouldRun && !node.Unresponsive && !node.Maintenance:
+		var current, ready, available bool
+		for i := range pods {
+			if pod := &pods[i]; !pod.Terminating && !pod.Failed {
+				current = true
+				ready = ready || pod.Ready()
+				available = available || pod.Available(o.minReady, o.now)
+			}
+		}
+		c.Running.Current += b2i(current)
+		c.Running.Ready += b2i(ready)
+		c.Running.Available += b2i(available)
+	case !node.ShouldRun && node.ShouldContinueRunning:
+		for i := range pods {
+			switch pod := &pods[i]; {
+			case pod.Terminating:
+			case pod.New:
+				c.KeptNew++
+			case !pod.Failed:
+				c.KeptOld++
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // count adds a live pod to the counters.

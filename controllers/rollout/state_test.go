@@ -410,6 +410,9 @@ func (s *stream) check(stats *streamStats) string {
 	if diff := diffPlans(Compute(in), got); diff != "" {
 		return "State.Plan differs from Compute (-Compute +State):\n" + diff
 	}
+	if diff := sameNodeCounts(in, got); diff != "" {
+		return diff
+	}
 	fresh := NewState()
 	for _, n := range full.Nodes {
 		fresh.SetNode(n, full.Pods[n.Name])

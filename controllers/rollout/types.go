@@ -228,9 +228,25 @@ type Counts struct {
 	// those whose agent may run there (ShouldContinueRunning), responsive
 	// or not.
 	InMaintenance int
+	// Running counts, as a DaemonSet's status does, the desired nodes
+	// (that should run a pod, responsive, not in maintenance) running a
+	// live pod of the ExtendedDaemonSet, a ready one and an available one,
+	// of this replica set or of one it replaces. Counting nodes rather than
+	// pods, none exceeds the desired nodes.
+	Running NodeCounts
+	// KeptNew and KeptOld count the live pods, of this replica set and of
+	// others, on nodes that take no new pod but let running ones stay (an
+	// untolerated NoSchedule taint): the plan leaves them alone, so, as
+	// for DaemonSets, they must not hold the rollout back.
+	KeptNew, KeptOld int
 	// Domains describe the domains of the topology, in order; nil without
 	// one.
 	Domains []DomainCounts
+}
+
+// NodeCounts count nodes running a live pod, a ready one, an available one.
+type NodeCounts struct {
+	Current, Ready, Available int
 }
 
 // Spent is the share of the budgets these counts use, as another replica

@@ -68,7 +68,7 @@
 //     (extendeddaemonset_workload.go), podsOf, templateOr and waiting
 //     (replicaset_workload.go), CurrentRevision, DaemonSetPods and
 //     WorkloadReplicaSetName (internal/store/workload.go);
-//   - setReplicaSetStatus, runningNodes and replicaSetProgress
+//   - setReplicaSetStatus and replicaSetProgress
 //     (replicaset_status.go), markProgress and progressed
 //     (replicaset_deadline.go), Progress.WaitsForProgress
 //     (internal/outcome/progress.go);

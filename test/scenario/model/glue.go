@@ -790,7 +790,7 @@ func (p progress) waitsForProgress() bool {
 }
 
 // setReplicaSetStatus mirrors the function of the same name, with
-// runningNodes (replicaset_status.go), markProgress and progressed
+// markProgress and progressed
 // (replicaset_deadline.go), and replicaSetProgress.
 func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet, obs *observation, plan rollout.Plan) {
 	counts := plan.Counts
@@ -804,9 +804,8 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 	}
 	st.Status = obs.role
 	st.ObservedGeneration = ers.Generation
-	running := runningNodes(obs.input)
-	st.Desired, st.Current, st.Ready = int32(counts.Desired), int32(running.current), int32(running.ready)
-	st.Available, st.UpToDate, st.Unschedulable = int32(running.available), int32(counts.UpToDate), int32(counts.Unschedulable)
+	st.Desired, st.Current, st.Ready = int32(counts.Desired), int32(counts.Running.Current), int32(counts.Running.Ready)
+	st.Available, st.UpToDate, st.Unschedulable = int32(counts.Running.Available), int32(counts.UpToDate), int32(counts.Unschedulable)
 	st.IgnoredUnresponsiveNodes, st.NodesInMaintenance = int32(counts.IgnoredUnresponsive), int32(counts.InMaintenance)
 	st.Domains = nil
 	if obs.role == v1alpha1.ReplicaSetActive {
@@ -822,37 +821,6 @@ func (c *Cluster) setReplicaSetStatus(ers *v1alpha1.ExtendedDaemonSetReplicaSet,
 		}
 	}
 	c.progress[ers.Name] = p
-}
-
-type nodeCounts struct{ current, ready, available int }
-
-// runningNodes mirrors the function of the same name.
-func runningNodes(in rollout.Input) nodeCounts {
-	var n nodeCounts
-	for _, node := range in.Nodes {
-		if !node.ShouldRun || node.Unresponsive || node.Maintenance {
-			continue
-		}
-		var current, ready, available bool
-		for _, pod := range in.Pods[node.Name] {
-			if pod.Terminating || pod.Failed {
-				continue
-			}
-			current = true
-			ready = ready || pod.Ready()
-			available = available || pod.Available(in.Params.MinReady, in.Now)
-		}
-		if current {
-			n.current++
-		}
-		if ready {
-			n.ready++
-		}
-		if available {
-			n.available++
-		}
-	}
-	return n
 }
 
 // markProgress mirrors the function of the same name.
@@ -904,9 +872,8 @@ func replicaSetProgress(obs *observation, cnt rollout.Counts) progress {
 	case obs.role == v1alpha1.ReplicaSetUnknown:
 		return progress{phase: phaseIdle, reason: v1alpha1.ReasonInactive}
 	}
-	keptNew, keptOld := keptPods(obs.input)
-	old := cnt.Old - keptOld
-	rolledOut := cnt.UpToDate == cnt.Desired && old == 0 && cnt.Misplaced == 0 && cnt.Current-keptNew == cnt.Desired
+	old := cnt.Old - cnt.KeptOld
+	rolledOut := cnt.UpToDate == cnt.Desired && old == 0 && cnt.Misplaced == 0 && cnt.Current-cnt.KeptNew == cnt.Desired
 	switch {
 	case rolledOut:
 		return progress{phase: phaseDone, reason: v1alpha1.ReasonRolledOut}
@@ -927,24 +894,6 @@ func replicaSetProgress(obs *observation, cnt rollout.Counts) progress {
 	default:
 		return progress{phase: phaseProgressing, reason: v1alpha1.ReasonProgressing}
 	}
-}
-
-func keptPods(in rollout.Input) (keptNew, keptOld int) {
-	for _, node := range in.Nodes {
-		if node.ShouldRun || !node.ShouldContinueRunning {
-			continue
-		}
-		for _, pod := range in.Pods[node.Name] {
-			switch {
-			case pod.Terminating:
-			case pod.New:
-				keptNew++
-			case !pod.Failed:
-				keptOld++
-			}
-		}
-	}
-	return keptNew, keptOld
 }
 
 func baking(domains []rollout.DomainCounts) string {
