@@ -273,10 +273,9 @@ func (o *observation) addNodes(nodes []*corev1.Node, template *corev1.PodTemplat
 // also takes the pods on nodes that no longer exist, to delete them; a
 // replica set without a role only its own pods, to count them.
 func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers string, responsible func(string) bool) {
-	exists := make(map[string]bool, len(nodes))
-	down := map[string]bool{}
+	// down holds every node, true for those not Ready.
+	down := make(map[string]bool, len(nodes))
 	for _, node := range nodes {
-		exists[node.Name] = true
 		down[node.Name] = !placement.NodeReadiness(node).Ready()
 	}
 	extra := map[string]bool{}
@@ -294,7 +293,7 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 				extra[node] = true
 				o.input.Nodes = append(o.input.Nodes, rollout.Node{Name: node, ShouldContinueRunning: true})
 			}
-		case exists[node]:
+		case hasNode(down, node):
 			if !responsible(node) {
 				continue
 			}
@@ -316,6 +315,11 @@ func (o *observation) addPods(pods []*corev1.Pod, nodes []*corev1.Node, ers stri
 		o.input.Pods[node] = append(o.input.Pods[node], p)
 		o.pods[pod.Name] = pod
 	}
+}
+
+func hasNode(nodes map[string]bool, node string) bool {
+	_, ok := nodes[node]
+	return ok
 }
 
 func rolloutPod(pod *corev1.Pod, node string, mine bool) rollout.Pod {

@@ -99,20 +99,18 @@ func (v *view) restate(names map[string]bool, nodes []*corev1.Node, pods []*core
 		input: rollout.Input{Pods: make(map[string][]rollout.Pod, len(pods))}, pods: make(map[string]*corev1.Pod, len(pods)),
 		unresponsive: map[string]bool{}, topologyKey: v.spec.topologyKey, returning: v.spec.returning,
 	}
-	var fitter *placement.Fitter
-	if v.spec.percentOf != nil {
-		fitter = placement.NewFitter(v.spec.percentOf)
-	}
+	notReady := map[string]bool{}
 	for _, node := range nodes {
-		if placement.Unresponsive(node, now, v.spec.grace) {
-			s.unresponsive[node.Name] = true
+		r := placement.NodeReadiness(node)
+		if !r.Ready() {
+			notReady[node.Name] = true
 		}
-		if fitter != nil && fitter.Fit(node).ShouldRun {
-			v.fits[node.Name] = true
-			v.fitting++
+		if r.UnresponsiveAt(now, v.spec.grace) {
+			s.unresponsive[node.Name] = true
 		}
 	}
 	s.addNodes(nodes, v.spec.template, v.spec.responsible)
+	v.countFits(nodes, s.input.Nodes)
 	s.addPods(pods, nodes, v.spec.name, v.spec.responsible)
 	markInPlace(s, v.spec.updatable)
 	if afresh {
@@ -149,9 +147,35 @@ func (v *view) restate(names map[string]bool, nodes []*corev1.Node, pods []*core
 	for _, node := range nodes {
 		if _, stated := v.at[node.Name]; stated {
 			v.nodeObjects[node.Name] = node
-			if !placement.NodeReadiness(node).Ready() {
+			if notReady[node.Name] {
 				v.notReady[node.Name] = true
 			}
+		}
+	}
+}
+
+// countFits records which of nodes percentOf fits. stated are the nodes
+// addNodes stated of them, in their order: where the replica set's
+// template fits the same nodes, its statement says already.
+func (v *view) countFits(nodes []*corev1.Node, stated []rollout.Node) {
+	if v.spec.percentOf == nil {
+		return
+	}
+	same := placement.SameFit(v.spec.percentOf, v.spec.template)
+	fitter := placement.NewFitter(v.spec.percentOf)
+	for _, node := range nodes {
+		var fits bool
+		if same && len(stated) > 0 && stated[0].Name == node.Name {
+			fits = stated[0].ShouldRun
+		} else {
+			fits = fitter.Fit(node).ShouldRun
+		}
+		if len(stated) > 0 && stated[0].Name == node.Name {
+			stated = stated[1:]
+		}
+		if fits {
+			v.fits[node.Name] = true
+			v.fitting++
 		}
 	}
 }

@@ -333,3 +333,32 @@ func TestJournalSince(t *testing.T) {
 		t.Fatal("a reader behind what the journal keeps was told it is complete")
 	}
 }
+
+// The budgets' percentages resolve against the nodes the
+// ExtendedDaemonSet's template fits, whether the replica set's own
+// template fits the same nodes (its statement says) or others.
+func TestViewCountsTheNodesTheTemplateFits(t *testing.T) {
+	c := benchRolledOut(20)
+	linux := benchTemplate("agent:v2")
+	windows := benchTemplate("agent:v1")
+	windows.Spec.NodeSelector = map[string]string{corev1.LabelOSStable: "windows"}
+	for i := range 5 {
+		c.nodes[i].Labels[corev1.LabelOSStable] = "windows"
+	}
+	for _, tc := range []struct {
+		name                string
+		template, percentOf *corev1.PodTemplateSpec
+		want                int
+	}{
+		{"same fit", &linux, &linux, 15},
+		{"the replica set's template fits other nodes", &windows, &linux, 15},
+		{"the ExtendedDaemonSet's template fits other nodes", &linux, &windows, 5},
+	} {
+		v := newView(viewSpec{role: v1alpha1.ReplicaSetActive, name: "agent-2", template: tc.template, percentOf: tc.percentOf,
+			responsible: func(node string) bool { return node != "node-00019" }, grace: time.Minute})
+		v.restate(nil, c.nodes, c.pods, benchNow)
+		if v.fitting != tc.want {
+			t.Errorf("%s: fitting %d, want %d", tc.name, v.fitting, tc.want)
+		}
+	}
+}

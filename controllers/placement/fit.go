@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
@@ -48,6 +49,14 @@ func NewFitter(template *corev1.PodTemplateSpec) *Fitter {
 		tolerations: pod.Spec.Tolerations,
 		placing:     append(slices.Clip(pod.Spec.Tolerations), nodeLifecycleNoSchedule...),
 	}
+}
+
+// SameFit reports whether templates a and b fit the same nodes: the fields
+// a Fitter reads (node selector, affinity, tolerations, host network) are
+// equal.
+func SameFit(a, b *corev1.PodTemplateSpec) bool {
+	return a.Spec.HostNetwork == b.Spec.HostNetwork && equality.Semantic.DeepEqual(a.Spec.NodeSelector, b.Spec.NodeSelector) &&
+		equality.Semantic.DeepEqual(a.Spec.Affinity, b.Spec.Affinity) && equality.Semantic.DeepEqual(a.Spec.Tolerations, b.Spec.Tolerations)
 }
 
 // nodeLifecycleNoSchedule are the NoSchedule taints the node lifecycle

@@ -42,7 +42,12 @@ func NodeReadiness(node *corev1.Node) Readiness {
 // stays terminating until the node returns: a rollout that waited for it
 // would wait forever.
 func Unresponsive(node *corev1.Node, now time.Time, grace time.Duration) bool {
-	r := NodeReadiness(node)
+	return NodeReadiness(node).UnresponsiveAt(now, grace)
+}
+
+// UnresponsiveAt reports whether a node of readiness r is unresponsive at
+// now (Unresponsive).
+func (r Readiness) UnresponsiveAt(now time.Time, grace time.Duration) bool {
 	return !r.Ready() && !r.Since.IsZero() && now.Sub(r.Since) > grace
 }
 
