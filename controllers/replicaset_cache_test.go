@@ -36,7 +36,11 @@ func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
 	full.Name, full.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] = "agent-x", "agent-a"
 	full.Status = corev1.PodStatus{
 		Phase:      corev1.PodRunning,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start}},
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: start, Message: "scheduled"},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+			{Type: v1alpha1.InPlaceUpdateReadyCondition, Status: corev1.ConditionFalse, Reason: gateReasonUpdating, LastTransitionTime: start},
+		},
 		ContainerStatuses: []corev1.ContainerStatus{
 			{Name: "agent", Image: "agent:v1", Ready: true, RestartCount: 2},
 			{Name: "trace", Image: "trace:v0", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}},
@@ -59,6 +63,9 @@ func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
 	ers.Spec.Template.Spec.Containers = []corev1.Container{{Name: "agent", Image: "agent:v1"}, {Name: "trace", Image: "trace:v2"}}
 	owner := metav1.OwnerReference{Name: "agent-b"}
 	g.Expect(inPlacePatch(trimmed, ers, owner).ops).To(gomega.Equal(inPlacePatch(full, ers, owner).ops))
+	g.Expect(gatePatch(trimmed, corev1.ConditionTrue, gateReasonReady, start).ops).To(gomega.Equal(gatePatch(full, corev1.ConditionTrue, gateReasonReady, start).ops),
+		"the gate's condition is patched at its position")
+	g.Expect(closedForUpdate(trimmed)).To(gomega.Equal(closedForUpdate(full)))
 }
 
 // trimmedByTheCache is pod as the cache of CacheOptions keeps it.

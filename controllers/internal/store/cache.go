@@ -30,9 +30,9 @@ const (
 
 // CacheOptions keeps the informer cache to what the controllers use, so that
 // its memory stays flat on clusters of thousands of nodes: only pods that
-// carry the ExtendedDaemonSet label, trimmed to what the rollout reads, no
-// managed fields on any object, and nodes without their image lists and
-// volume records.
+// carry the ExtendedDaemonSet label, pods and nodes trimmed to the fields
+// some reader reads (trimPod, trimNode) with their repeated values shared,
+// and no managed fields on any object.
 func CacheOptions() cache.Options {
 	managed, err := labels.NewRequirement(v1alpha1.ExtendedDaemonSetNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -45,52 +45,6 @@ func CacheOptions() cache.Options {
 			&corev1.Node{}: {Transform: trimNode},
 		},
 	}
-}
-
-// trimNode keeps the node fields placement and status read: metadata
-// (labels, annotations), taints, and conditions.
-func trimNode(obj any) (any, error) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	node.ManagedFields = nil
-	node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions}
-	return node, nil
-}
-
-// trimPod keeps the pod fields the controllers read: metadata, status, and
-// of the spec the node it is bound or pinned to, its readiness gates, and
-// each container's name, image and restart policy (an in-place update
-// patches images by position). A node agent's environment, volumes and probes can make a
-// pod tens of kilobytes; thousands of them were most of the cache.
-func trimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	pod.ManagedFields = nil
-	pod.Spec = corev1.PodSpec{
-		NodeName:       pod.Spec.NodeName,
-		Affinity:       pod.Spec.Affinity,
-		ReadinessGates: pod.Spec.ReadinessGates,
-		Containers:     namesAndImages(pod.Spec.Containers),
-		InitContainers: namesAndImages(pod.Spec.InitContainers),
-	}
-	return pod, nil
-}
-
-func namesAndImages(containers []corev1.Container) []corev1.Container {
-	if containers == nil {
-		return nil
-	}
-	out := make([]corev1.Container, len(containers))
-	for i, c := range containers {
-		// A restartable init container (a sidecar) keeps running: its
-		// restart policy says so.
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
-	}
-	return out
 }
 
 // FieldIndex is an index of cached objects by a field of their own.
