@@ -35,7 +35,7 @@ func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
 	}, "node-1", nil)
 	full.Name, full.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] = "agent-x", "agent-a"
 	full.Status = corev1.PodStatus{
-		Phase:      corev1.PodRunning,
+		Phase: corev1.PodRunning,
 		Conditions: []corev1.PodCondition{
 			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: start, Message: "scheduled"},
 			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},

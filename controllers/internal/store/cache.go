@@ -18,7 +18,8 @@ import (
 
 // Field indexes on the cached pods.
 const (
-	// podNodeIndex: the node a pod is bound or pinned to.
+	// podNodeIndex: the node a pod is bound or pinned to, for a cache
+	// whose pods the store cannot read in place (New).
 	podNodeIndex = "eds.pod.node"
 	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod, for a
 	// cache whose pods the store cannot read in place (New).
@@ -56,7 +57,8 @@ type FieldIndex struct {
 }
 
 // FieldIndexes are the indexes the reconcilers query: SetupIndexes
-// registers the first two, New the last for a cache without single stores.
+// registers the nodes', New the pods' for a cache without single stores
+// (the store indexes its own pod store otherwise).
 func FieldIndexes() []FieldIndex {
 	return []FieldIndex{podsByNode, nodesByOverrides, podsByOwner}
 }
@@ -82,14 +84,10 @@ var (
 	}}
 )
 
-// SetupIndexes registers the pod and node indexes the reconcilers query.
+// SetupIndexes registers the node index the reconcilers query; New
+// indexes the pods.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	for _, ix := range []FieldIndex{podsByNode, nodesByOverrides} {
-		if err := ix.register(ctx, indexer); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nodesByOverrides.register(ctx, indexer)
 }
 
 func (ix FieldIndex) register(ctx context.Context, indexer client.FieldIndexer) error {
@@ -129,13 +127,18 @@ func ListNodes(ctx context.Context, c client.Reader) ([]*corev1.Node, error) {
 	return nodes, nil
 }
 
-// ListPodsOnNode returns the cached pods bound or pinned to node.
-func ListPodsOnNode(ctx context.Context, c client.Reader, node string) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.MatchingFields{podNodeIndex: node}); err != nil {
+// ListPodsOnNode returns the cached pods bound or pinned to node, shared
+// with the cache: read only.
+func ListPodsOnNode(ctx context.Context, c client.Reader, node string) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := c.List(ctx, &list, client.MatchingFields{podNodeIndex: node}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
 	}
-	return pods.Items, nil
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods, nil
 }
 
 // ListNodesAnnotatingOverrides returns the cached nodes whose resource

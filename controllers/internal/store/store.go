@@ -10,11 +10,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
-// podsByExtendedDaemonSet indexes the pod store by
-// "<namespace>/<extendeddaemonset>".
-const podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
+// The store's indexes of the pod store: by "<namespace>/<extendeddaemonset>",
+// and by the node a pod is bound or pinned to (placement.TargetNode).
+const (
+	podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
+	podsByNodeName          = "eds.pods.by-node"
+)
 
 // Store reads the cached pods and nodes in place, from the informers' own
 // stores. Listing through the cache client copies every object into the
@@ -38,8 +42,8 @@ type indexerOf interface {
 }
 
 // New gets the pod and node informers of c and indexes the pods by
-// ExtendedDaemonSet. It must run before the cache starts; reader is c's
-// client, for a cache without single stores.
+// ExtendedDaemonSet and by node. It must run before the cache starts;
+// reader is c's client, for a cache without single stores.
 func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, error) {
 	s := &Store{reader: reader}
 	var err error
@@ -49,12 +53,17 @@ func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, erro
 	if s.nodes, err = informerIndexer(ctx, c, &corev1.Node{}); err != nil {
 		return nil, err
 	}
-	// One index of pods by ExtendedDaemonSet, where it is read: the store's
-	// own, or the cache's for ListPods. Both would double the index's
-	// memory and its upkeep on every pod event.
+	// One index of pods by ExtendedDaemonSet and one by node, where they
+	// are read: the store's own, or the cache's for ListPods and
+	// ListPodsOnNode. Both would double the indexes' memory and their
+	// upkeep on every pod event; and the cache's keeps each pod twice (for
+	// its namespace and for all), under keys of its own making, where the
+	// store's uses the pod's own node name: a third of the pod's memory.
 	if s.pods == nil {
-		if err := podsByOwner.register(ctx, c); err != nil {
-			return nil, err
+		for _, ix := range []FieldIndex{podsByOwner, podsByNode} {
+			if err := ix.register(ctx, c); err != nil {
+				return nil, err
+			}
 		}
 		return s, nil
 	}
@@ -63,15 +72,15 @@ func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, erro
 
 // FromIndexers is a Store that reads pods and nodes from these stores of
 // their informers, as New does from a cache's; it indexes the pods by
-// ExtendedDaemonSet.
+// ExtendedDaemonSet and by node.
 func FromIndexers(pods, nodes toolscache.Indexer) (*Store, error) {
 	s := &Store{pods: pods, nodes: nodes}
 	return s, s.indexPods()
 }
 
 func (s *Store) indexPods() error {
-	if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod}); err != nil {
-		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
+	if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod, podsByNodeName: nodeOfPod}); err != nil {
+		return fmt.Errorf("indexing pods by ExtendedDaemonSet and node: %w", err)
 	}
 	return nil
 }
@@ -100,6 +109,17 @@ func extendedDaemonSetOfPod(obj any) ([]string, error) {
 	return nil, nil
 }
 
+func nodeOfPod(obj any) ([]string, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	if node := placement.TargetNode(pod); node != "" {
+		return []string{node}, nil
+	}
+	return nil, nil
+}
+
 // PodsOf returns the cached pods of an ExtendedDaemonSet, read-only.
 func (s *Store) PodsOf(ctx context.Context, namespace, eds string) ([]*corev1.Pod, error) {
 	if s.pods == nil {
@@ -108,6 +128,18 @@ func (s *Store) PodsOf(ctx context.Context, namespace, eds string) ([]*corev1.Po
 	objs, err := s.pods.ByIndex(podsByExtendedDaemonSet, namespace+"/"+eds)
 	if err != nil {
 		return nil, fmt.Errorf("listing pods of %s/%s: %w", namespace, eds, err)
+	}
+	return typed[*corev1.Pod](objs), nil
+}
+
+// PodsOnNode returns the cached pods bound or pinned to node, read-only.
+func (s *Store) PodsOnNode(ctx context.Context, node string) ([]*corev1.Pod, error) {
+	if s.pods == nil {
+		return ListPodsOnNode(ctx, s.reader, node)
+	}
+	objs, err := s.pods.ByIndex(podsByNodeName, node)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
 	}
 	return typed[*corev1.Pod](objs), nil
 }
