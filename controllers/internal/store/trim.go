@@ -122,8 +122,10 @@ func internTaints(taints []corev1.Taint) []corev1.Taint {
 //     inPlaceReadySince read.
 //   - metadata.ownerReferences: an in-place patch writes the whole list,
 //     the new controller and the pod's other owners.
-//   - spec.nodeName and spec.affinity.nodeAffinity's required terms:
-//     placement.TargetNode (the podsByNode index, every reconciler).
+//   - spec.nodeName and, until the pod is bound (no nodeName),
+//     spec.affinity.nodeAffinity's required terms: placement.TargetNode
+//     (the pods' index by node, every reconciler), which reads the
+//     affinity of a pod not bound only.
 //   - spec.readinessGates: the in-place readiness gate (gated).
 //   - spec.containers and initContainers, each one's name, image and
 //     restart policy, all of them in order: an in-place patch replaces
@@ -163,10 +165,9 @@ func trimPod(obj any) (any, error) {
 		Labels:                     shareMap(m.Labels), Annotations: shareMap(m.Annotations),
 		OwnerReferences: shareOwners(m.OwnerReferences),
 	}
-	nodeName := intern(pod.Spec.NodeName)
 	pod.Spec = corev1.PodSpec{
-		NodeName:       nodeName,
-		Affinity:       pinnedTo(pod.Spec.Affinity, nodeName),
+		NodeName:       pod.Spec.NodeName,
+		Affinity:       pinnedTo(pod.Spec.Affinity, pod.Spec.NodeName),
 		ReadinessGates: shareGates(pod.Spec.ReadinessGates),
 		Containers:     shareContainers(pod.Spec.Containers),
 		InitContainers: shareContainers(pod.Spec.InitContainers),
@@ -181,11 +182,11 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
-// pinnedTo keeps of a pod's affinity the required node affinity that
-// placement.TargetNode reads; a value naming the node the pod is bound to
-// shares its string.
+// pinnedTo keeps of the affinity of a pod not bound to a node yet the
+// required node affinity that placement.TargetNode reads; the nodeName of
+// a bound pod is all it reads.
 func pinnedTo(affinity *corev1.Affinity, nodeName string) *corev1.Affinity {
-	if affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+	if nodeName != "" || affinity == nil || affinity.NodeAffinity == nil || affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return nil
 	}
 	required := affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
@@ -194,11 +195,6 @@ func pinnedTo(affinity *corev1.Affinity, nodeName string) *corev1.Affinity {
 			for j := range reqs {
 				r := &reqs[j]
 				r.Key, r.Operator = intern(r.Key), corev1.NodeSelectorOperator(intern(string(r.Operator)))
-				for k, v := range r.Values {
-					if v == nodeName {
-						r.Values[k] = nodeName
-					}
-				}
 			}
 		}
 	}
