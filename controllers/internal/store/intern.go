@@ -112,7 +112,8 @@ func shareMap(m map[string]string) map[string]string {
 }
 
 // shareOwners returns the owner references equal to refs that an object
-// cached before has, or refs with interned strings.
+// cached before has, or a copy of refs with interned strings: a value
+// shared is never written, whatever object it came from.
 func shareOwners(refs []metav1.OwnerReference) []metav1.OwnerReference {
 	if refs == nil {
 		return nil
@@ -124,16 +125,17 @@ func shareOwners(refs []metav1.OwnerReference) []metav1.OwnerReference {
 		}
 	}
 	return sharedOwners.get(key.String(), func() []metav1.OwnerReference {
-		for i := range refs {
-			r := &refs[i]
+		out := slices.Clone(refs)
+		for i := range out {
+			r := &out[i]
 			r.APIVersion, r.Kind, r.Name, r.UID = intern(r.APIVersion), intern(r.Kind), intern(r.Name), types.UID(intern(string(r.UID)))
 		}
-		return refs
+		return out
 	})
 }
 
 // shareGates returns the readiness gates equal to gates that an object
-// cached before has, or gates.
+// cached before has, or a copy of gates.
 func shareGates(gates []corev1.PodReadinessGate) []corev1.PodReadinessGate {
 	if gates == nil {
 		return nil
@@ -143,10 +145,11 @@ func shareGates(gates []corev1.PodReadinessGate) []corev1.PodReadinessGate {
 		writeField(&key, string(g.ConditionType))
 	}
 	return sharedGates.get(key.String(), func() []corev1.PodReadinessGate {
-		for i := range gates {
-			gates[i].ConditionType = corev1.PodConditionType(intern(string(gates[i].ConditionType)))
+		out := slices.Clone(gates)
+		for i := range out {
+			out[i].ConditionType = corev1.PodConditionType(intern(string(out[i].ConditionType)))
 		}
-		return gates
+		return out
 	})
 }
 
