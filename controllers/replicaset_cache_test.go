@@ -66,6 +66,15 @@ func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
 	g.Expect(gatePatch(trimmed, corev1.ConditionTrue, gateReasonReady, start).ops).To(gomega.Equal(gatePatch(full, corev1.ConditionTrue, gateReasonReady, start).ops),
 		"the gate's condition is patched at its position")
 	g.Expect(closedForUpdate(trimmed)).To(gomega.Equal(closedForUpdate(full)))
+
+	// A pod without the gate keeps fewer conditions, and reads the same.
+	ungated := full.DeepCopy()
+	ungated.Spec.ReadinessGates = nil
+	ungated.Status.Conditions[0] = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}
+	trimmed = trimmedByTheCache(g, ungated.DeepCopy())
+	g.Expect(trimmed.Status.Conditions).To(gomega.HaveLen(2))
+	g.Expect(rolloutPod(trimmed, "node-1", true)).To(gomega.Equal(rolloutPod(ungated, "node-1", true)))
+	g.Expect(rolloutPod(trimmed, "node-1", true).Unschedulable).To(gomega.BeTrue())
 }
 
 // trimmedByTheCache is pod as the cache of CacheOptions keeps it.

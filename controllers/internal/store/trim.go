@@ -134,11 +134,14 @@ func internTaints(taints []corev1.Taint) []corev1.Taint {
 //   - status.phase: failed pods, a canary's slow start, the in-place gate.
 //   - status.startTime: when the new version reached a canary node
 //     (canary node readiness, node health).
-//   - status.conditions, all of them in order, each one's type, status,
-//     reason and lastTransitionTime: Ready (readiness and since when),
-//     PodScheduled and its reason (unschedulable), ContainersReady and the
-//     in-place gate's (in place); the gate's patch replaces a condition by
-//     position. No condition message is read.
+//   - status.conditions, each one's type, status, reason and
+//     lastTransitionTime: Ready (readiness and since when, everywhere) and
+//     PodScheduled when not True (placement.Unschedulable reads its
+//     reason; True reads as absent). A pod with the in-place readiness gate
+//     keeps them all, in order: ContainersReady and the gate's own are read
+//     behind the gate only (gateClosed, closedForUpdate), and the gate's
+//     patch replaces a condition by its position. No condition message is
+//     read.
 //   - status.containerStatuses and initContainerStatuses, all of them,
 //     each one's name, image, ready, restartCount, state and
 //     lastTerminationState: restarts and waiting reasons and messages
@@ -175,7 +178,7 @@ func trimPod(obj any) (any, error) {
 	s := pod.Status
 	pod.Status = corev1.PodStatus{
 		Phase: corev1.PodPhase(intern(string(s.Phase))), StartTime: s.StartTime,
-		Conditions:            readPodConditions(s.Conditions),
+		Conditions:            readPodConditions(s.Conditions, gated(pod.Spec.ReadinessGates)),
 		ContainerStatuses:     readContainerStatuses(s.ContainerStatuses, pod.Spec.Containers),
 		InitContainerStatuses: readContainerStatuses(s.InitContainerStatuses, pod.Spec.InitContainers),
 	}
@@ -201,20 +204,36 @@ func pinnedTo(affinity *corev1.Affinity, nodeName string) *corev1.Affinity {
 	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: required}}
 }
 
-// readPodConditions are a pod's conditions, in order, without messages or
-// probe times.
-func readPodConditions(conditions []corev1.PodCondition) []corev1.PodCondition {
-	if conditions == nil {
-		return nil
+// readPodConditions are the conditions of a pod some reader reads
+// (trimPod), without messages or probe times: of a pod gated for in-place
+// updates all of them, in order; of another, Ready and PodScheduled when
+// not True.
+func readPodConditions(conditions []corev1.PodCondition, gated bool) []corev1.PodCondition {
+	var out []corev1.PodCondition
+	if gated && conditions != nil {
+		out = make([]corev1.PodCondition, 0, len(conditions))
 	}
-	out := make([]corev1.PodCondition, len(conditions))
-	for i, c := range conditions {
-		out[i] = corev1.PodCondition{
+	for _, c := range conditions {
+		if !gated && c.Type != corev1.PodReady && (c.Type != corev1.PodScheduled || c.Status == corev1.ConditionTrue) {
+			continue
+		}
+		out = append(out, corev1.PodCondition{
 			Type: corev1.PodConditionType(intern(string(c.Type))), Status: corev1.ConditionStatus(intern(string(c.Status))),
 			Reason: intern(c.Reason), LastTransitionTime: c.LastTransitionTime,
-		}
+		})
 	}
 	return out
+}
+
+// gated says whether a pod with these readiness gates has the in-place
+// readiness gate.
+func gated(gates []corev1.PodReadinessGate) bool {
+	for _, g := range gates {
+		if g.ConditionType == v1alpha1.InPlaceUpdateReadyCondition {
+			return true
+		}
+	}
+	return false
 }
 
 // readContainerStatuses are the statuses of containers (trimPod); spec

@@ -79,6 +79,11 @@ func TestTrimKeepsWhatTheControllersRead(t *testing.T) {
 	obj, err = trimPod(unbound)
 	gomega.NewWithT(t).Expect(err).NotTo(gomega.HaveOccurred())
 	pending := obj.(*corev1.Pod)
+	ungated := pod.DeepCopy()
+	ungated.Spec.ReadinessGates = nil
+	obj, err = trimPod(ungated)
+	gomega.NewWithT(t).Expect(err).NotTo(gomega.HaveOccurred())
+	plain := obj.(*corev1.Pod)
 	ready, drain := node.Status.Conditions[0], node.Status.Conditions[5]
 	withoutMessage := func(c corev1.NodeCondition) corev1.NodeCondition {
 		return corev1.NodeCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime}
@@ -137,7 +142,8 @@ func TestTrimKeepsWhatTheControllersRead(t *testing.T) {
 		{"pod tolerations", p.Spec.Tolerations, []corev1.Toleration(nil)},
 		{"pod phase", p.Status.Phase, corev1.PodRunning},
 		{"pod startTime", p.Status.StartTime, pod.Status.StartTime},
-		{"pod conditions, all in order, without messages", p.Status.Conditions, conditions},
+		{"gated pod's conditions, all in order, without messages", p.Status.Conditions, conditions},
+		{"other pod's conditions, Ready and PodScheduled not True", plain.Status.Conditions, []corev1.PodCondition{conditions[2], conditions[4]}},
 		{"pod status reason and message", p.Status.Reason + p.Status.Message, ""},
 		{"pod IPs and QoS class", p.Status.PodIP + p.Status.HostIP + string(p.Status.QOSClass), ""},
 		{"container name and image", p.Status.ContainerStatuses[0].Name + " " + p.Status.ContainerStatuses[0].Image, "agent " + pod.Status.ContainerStatuses[0].Image},
