@@ -13,7 +13,8 @@ import (
 // controllers reads, and nothing else: at 100,000 nodes every byte kept per
 // node is 100 kB of the manager's memory, twice (a node and its agent).
 // What is kept, and who reads it, is listed on trimNode and trimPod; a
-// reader of another field must add it there (and to TestTrimKeeps...).
+// reader of another field must add it there, and to
+// TestTrimKeepsWhatTheControllersRead.
 // The other pods the node health analysis judges are listed from the API
 // server (APIReader), not from this cache, and are not trimmed.
 //
