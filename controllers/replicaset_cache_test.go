@@ -35,8 +35,12 @@ func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
 	}, "node-1", nil)
 	full.Name, full.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] = "agent-x", "agent-a"
 	full.Status = corev1.PodStatus{
-		Phase:      corev1.PodRunning,
-		Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start}},
+		Phase: corev1.PodRunning,
+		Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: start, Message: "scheduled"},
+			{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: start},
+			{Type: v1alpha1.InPlaceUpdateReadyCondition, Status: corev1.ConditionFalse, Reason: gateReasonUpdating, LastTransitionTime: start},
+		},
 		ContainerStatuses: []corev1.ContainerStatus{
 			{Name: "agent", Image: "agent:v1", Ready: true, RestartCount: 2},
 			{Name: "trace", Image: "trace:v0", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}},
@@ -59,6 +63,18 @@ func TestTrimPodKeepsWhatTheControllersRead(t *testing.T) {
 	ers.Spec.Template.Spec.Containers = []corev1.Container{{Name: "agent", Image: "agent:v1"}, {Name: "trace", Image: "trace:v2"}}
 	owner := metav1.OwnerReference{Name: "agent-b"}
 	g.Expect(inPlacePatch(trimmed, ers, owner).ops).To(gomega.Equal(inPlacePatch(full, ers, owner).ops))
+	g.Expect(gatePatch(trimmed, corev1.ConditionTrue, gateReasonReady, start).ops).To(gomega.Equal(gatePatch(full, corev1.ConditionTrue, gateReasonReady, start).ops),
+		"the gate's condition is patched at its position")
+	g.Expect(closedForUpdate(trimmed)).To(gomega.Equal(closedForUpdate(full)))
+
+	// A pod without the gate keeps fewer conditions, and reads the same.
+	ungated := full.DeepCopy()
+	ungated.Spec.ReadinessGates = nil
+	ungated.Status.Conditions[0] = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}
+	trimmed = trimmedByTheCache(g, ungated.DeepCopy())
+	g.Expect(trimmed.Status.Conditions).To(gomega.HaveLen(2))
+	g.Expect(rolloutPod(trimmed, "node-1", true)).To(gomega.Equal(rolloutPod(ungated, "node-1", true)))
+	g.Expect(rolloutPod(trimmed, "node-1", true).Unschedulable).To(gomega.BeTrue())
 }
 
 // trimmedByTheCache is pod as the cache of CacheOptions keeps it.

@@ -360,13 +360,13 @@ func (r *ReplicaSetReconciler) replicaSetsOfNode(ctx context.Context, node clien
 			add(eds.Namespace, c.ReplicaSet)
 		}
 	}
-	pods, err := store.ListPodsOnNode(ctx, r.Client, node.GetName())
+	pods, err := r.store.PodsOnNode(ctx, node.GetName())
 	if err != nil {
 		log.Error(err, "listing pods of node", "node", klog.KObj(node))
 		return reqs
 	}
-	for i := range pods {
-		add(pods[i].Namespace, pods[i].Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel])
+	for _, pod := range pods {
+		add(pod.Namespace, pod.Labels[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel])
 	}
 	return reqs
 }

@@ -59,6 +59,10 @@ const managerBinary = "manager"
 // running the DaemonSet controller, Kruise's manager when it is a peer, and
 // the manager built at binary, all with the client rate limit limit. On
 // error, what it returns holds what was started, for stop.
+// benchKubeletWorkers is how many pod status updates the simulated kubelets
+// make at once in the benchmark.
+const benchKubeletWorkers = 32
+
 func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit rateLimit) (*environment, error) {
 	nodes := cfg.nodes
 	e := &environment{nodes: nodes, qps: limit.qps, burst: limit.burst}
@@ -79,6 +83,10 @@ func startEnvironment(ctx context.Context, dir, binary string, cfg config, limit
 		// as quickly, so that both kinds of update are timed on the
 		// controller's work, not on a simulated kubelet's.
 		ImageUpdateDelay: time.Millisecond,
+		// Kubelets update their pods each on its own node: kwok's four
+		// workers for all the nodes bounded the in-place scenario (three
+		// status updates a pod) at QPS 200, whatever the controller.
+		KubeletWorkers: benchKubeletWorkers,
 		ExtraArgs: map[string][]string{
 			// The pods of a run are deleted at once between runs; one
 			// worker deletes about 300 a second.

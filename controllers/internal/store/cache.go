@@ -18,7 +18,8 @@ import (
 
 // Field indexes on the cached pods.
 const (
-	// podNodeIndex: the node a pod is bound or pinned to.
+	// podNodeIndex: the node a pod is bound or pinned to, for a cache
+	// whose pods the store cannot read in place (New).
 	podNodeIndex = "eds.pod.node"
 	// podOwnerIndex: "<namespace>/<extendeddaemonset>" of the pod, for a
 	// cache whose pods the store cannot read in place (New).
@@ -30,9 +31,9 @@ const (
 
 // CacheOptions keeps the informer cache to what the controllers use, so that
 // its memory stays flat on clusters of thousands of nodes: only pods that
-// carry the ExtendedDaemonSet label, trimmed to what the rollout reads, no
-// managed fields on any object, and nodes without their image lists and
-// volume records.
+// carry the ExtendedDaemonSet label, pods and nodes trimmed to the fields
+// some reader reads (trimPod, trimNode) with their repeated values shared,
+// and no managed fields on any object.
 func CacheOptions() cache.Options {
 	managed, err := labels.NewRequirement(v1alpha1.ExtendedDaemonSetNameLabel, selection.Exists, nil)
 	if err != nil {
@@ -47,52 +48,6 @@ func CacheOptions() cache.Options {
 	}
 }
 
-// trimNode keeps the node fields placement and status read: metadata
-// (labels, annotations), taints, and conditions.
-func trimNode(obj any) (any, error) {
-	node, ok := obj.(*corev1.Node)
-	if !ok {
-		return obj, nil
-	}
-	node.ManagedFields = nil
-	node.Status = corev1.NodeStatus{Conditions: node.Status.Conditions}
-	return node, nil
-}
-
-// trimPod keeps the pod fields the controllers read: metadata, status, and
-// of the spec the node it is bound or pinned to, its readiness gates, and
-// each container's name, image and restart policy (an in-place update
-// patches images by position). A node agent's environment, volumes and probes can make a
-// pod tens of kilobytes; thousands of them were most of the cache.
-func trimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	pod.ManagedFields = nil
-	pod.Spec = corev1.PodSpec{
-		NodeName:       pod.Spec.NodeName,
-		Affinity:       pod.Spec.Affinity,
-		ReadinessGates: pod.Spec.ReadinessGates,
-		Containers:     namesAndImages(pod.Spec.Containers),
-		InitContainers: namesAndImages(pod.Spec.InitContainers),
-	}
-	return pod, nil
-}
-
-func namesAndImages(containers []corev1.Container) []corev1.Container {
-	if containers == nil {
-		return nil
-	}
-	out := make([]corev1.Container, len(containers))
-	for i, c := range containers {
-		// A restartable init container (a sidecar) keeps running: its
-		// restart policy says so.
-		out[i] = corev1.Container{Name: c.Name, Image: c.Image, RestartPolicy: c.RestartPolicy}
-	}
-	return out
-}
-
 // FieldIndex is an index of cached objects by a field of their own.
 type FieldIndex struct {
 	Object  client.Object
@@ -102,7 +57,8 @@ type FieldIndex struct {
 }
 
 // FieldIndexes are the indexes the reconcilers query: SetupIndexes
-// registers the first two, New the last for a cache without single stores.
+// registers the nodes', New the pods' for a cache without single stores
+// (the store indexes its own pod store otherwise).
 func FieldIndexes() []FieldIndex {
 	return []FieldIndex{podsByNode, nodesByOverrides, podsByOwner}
 }
@@ -128,14 +84,10 @@ var (
 	}}
 )
 
-// SetupIndexes registers the pod and node indexes the reconcilers query.
+// SetupIndexes registers the node index the reconcilers query; New
+// indexes the pods.
 func SetupIndexes(ctx context.Context, indexer client.FieldIndexer) error {
-	for _, ix := range []FieldIndex{podsByNode, nodesByOverrides} {
-		if err := ix.register(ctx, indexer); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nodesByOverrides.register(ctx, indexer)
 }
 
 func (ix FieldIndex) register(ctx context.Context, indexer client.FieldIndexer) error {
@@ -175,13 +127,18 @@ func ListNodes(ctx context.Context, c client.Reader) ([]*corev1.Node, error) {
 	return nodes, nil
 }
 
-// ListPodsOnNode returns the cached pods bound or pinned to node.
-func ListPodsOnNode(ctx context.Context, c client.Reader, node string) ([]corev1.Pod, error) {
-	var pods corev1.PodList
-	if err := c.List(ctx, &pods, client.MatchingFields{podNodeIndex: node}); err != nil {
+// ListPodsOnNode returns the cached pods bound or pinned to node, shared
+// with the cache: read only.
+func ListPodsOnNode(ctx context.Context, c client.Reader, node string) ([]*corev1.Pod, error) {
+	var list corev1.PodList
+	if err := c.List(ctx, &list, client.MatchingFields{podNodeIndex: node}, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
 	}
-	return pods.Items, nil
+	pods := make([]*corev1.Pod, len(list.Items))
+	for i := range list.Items {
+		pods[i] = &list.Items[i]
+	}
+	return pods, nil
 }
 
 // ListNodesAnnotatingOverrides returns the cached nodes whose resource

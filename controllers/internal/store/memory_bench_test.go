@@ -8,7 +8,9 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,13 +184,13 @@ func agentPod(i int) *corev1.Pod {
 
 // cacheIndexers are the indexes of the informer of obj's kind in the
 // manager's cache: the namespace index controller-runtime adds to every
-// informer, the field indexes of FieldIndexes, and the store's own.
+// informer, the field indexes SetupIndexes registers, and the store's own.
 func cacheIndexers(obj any) toolscache.Indexers {
 	ix := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc}
 	switch obj.(type) {
 	case *corev1.Pod:
-		ix["field:"+podsByNode.Field] = fieldIndexFunc(podsByNode)
 		ix[podsByExtendedDaemonSet] = extendedDaemonSetOfPod
+		ix[podsByNodeName] = nodeOfPod
 	case *corev1.Node:
 		ix["field:"+nodesByOverrides.Field] = fieldIndexFunc(nodesByOverrides)
 	}
@@ -217,16 +219,12 @@ func fieldIndexFunc(fi FieldIndex) toolscache.IndexFunc {
 // cachedBytes is the heap that count objects made by build hold once each
 // has come the informer's way: encoded as the API server sends it,
 // decoded into a new object, transformed, and added to an indexer with
-// the cache's indexes. Per object, the index entries and the store's key
-// are included; what decoding and trimming dropped is collected first.
-func cachedBytes[T any](count int, build func(i int) *T, transform toolscache.TransformFunc, indexed bool) (uint64, error) {
+// indexers. Per object, the index entries and the store's key are
+// included; what decoding and trimming dropped is collected first.
+func cachedBytes[T any](count int, build func(i int) *T, transform toolscache.TransformFunc, indexers toolscache.Indexers) (uint64, error) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	indexers := toolscache.Indexers{}
-	if indexed {
-		indexers = cacheIndexers(build(0))
-	}
 	indexer := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, indexers)
 	for i := range count {
 		wire, err := json.Marshal(build(i))
@@ -261,39 +259,53 @@ func untrimmed(obj any) (any, error) { return obj, nil }
 // BenchmarkCacheMemory is the memory model of the cache: the heap bytes
 // per node and per pod the informers hold, trimmed as CacheOptions trims
 // them and indexed as the manager indexes them (B/object); beside it, the
-// same objects without the indexes (the objects' own share) and kept
-// whole (what the trimming saves). Each iteration builds a cache of
-// memoryObjects objects; the figure is their mean, ns/op the time to
-// build them.
+// same objects without the indexes (the objects' own share), kept whole
+// (what the trimming saves), and what each index alone adds
+// (index:<name>). Each iteration builds a cache of memoryObjects objects;
+// the figure is their mean, ns/op the time to build them.
 func BenchmarkCacheMemory(b *testing.B) {
-	type measure func(transform toolscache.TransformFunc, indexed bool) (uint64, error)
+	type measure func(transform toolscache.TransformFunc, indexers toolscache.Indexers) (uint64, error)
 	for _, bc := range []struct {
-		name    string
-		measure measure
-		trim    toolscache.TransformFunc
+		name     string
+		measure  measure
+		trim     toolscache.TransformFunc
+		indexers toolscache.Indexers
 	}{
-		{"node", func(t toolscache.TransformFunc, indexed bool) (uint64, error) {
-			return cachedBytes(memoryObjects, kwokNode, t, indexed)
-		}, trimNode},
-		{"pod", func(t toolscache.TransformFunc, indexed bool) (uint64, error) {
-			return cachedBytes(memoryObjects, agentPod, t, indexed)
-		}, trimPod},
+		{"node", func(t toolscache.TransformFunc, ix toolscache.Indexers) (uint64, error) {
+			return cachedBytes(memoryObjects, kwokNode, t, ix)
+		}, trimNode, cacheIndexers(&corev1.Node{})},
+		{"pod", func(t toolscache.TransformFunc, ix toolscache.Indexers) (uint64, error) {
+			return cachedBytes(memoryObjects, agentPod, t, ix)
+		}, trimPod, cacheIndexers(&corev1.Pod{})},
 	} {
-		for _, variant := range []struct {
+		type variant struct {
 			name      string
 			transform toolscache.TransformFunc
-			indexed   bool
-		}{{"trimmed", bc.trim, true}, {"trimmedUnindexed", bc.trim, false}, {"untrimmed", untrimmed, true}} {
-			b.Run(bc.name+"/"+variant.name, func(b *testing.B) {
-				var total uint64
+			indexers  toolscache.Indexers
+			// alone: the figure is what indexers add to the trimmed objects.
+			alone bool
+		}
+		variants := []variant{{"trimmed", bc.trim, bc.indexers, false}, {"trimmedUnindexed", bc.trim, nil, false}, {"untrimmed", untrimmed, bc.indexers, false}}
+		for _, name := range slices.Sorted(maps.Keys(bc.indexers)) {
+			variants = append(variants, variant{"index:" + name, bc.trim, toolscache.Indexers{name: bc.indexers[name]}, true})
+		}
+		for _, v := range variants {
+			b.Run(bc.name+"/"+v.name, func(b *testing.B) {
+				var total, unindexed uint64
 				for b.Loop() {
-					bytes, err := bc.measure(variant.transform, variant.indexed)
+					bytes, err := bc.measure(v.transform, v.indexers)
 					if err != nil {
 						b.Fatal(err)
 					}
 					total += bytes
+					if v.alone {
+						if bytes, err = bc.measure(v.transform, nil); err != nil {
+							b.Fatal(err)
+						}
+						unindexed += bytes
+					}
 				}
-				b.ReportMetric(float64(total)/float64(b.N)/memoryObjects, "B/object")
+				b.ReportMetric((float64(total)-float64(unindexed))/float64(b.N)/memoryObjects, "B/object")
 			})
 		}
 	}

@@ -13,14 +13,12 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
 
-// podsByExtendedDaemonSet indexes the pod store by
-// "<namespace>/<extendeddaemonset>".
-const podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
-
-// podsByExtendedDaemonSetNode indexes the pod store by
-// "<namespace>/<extendeddaemonset>/<node>", the node a pod is bound or
-// pinned to: what a pass reads again of a node the Journal names.
-const podsByExtendedDaemonSetNode = "eds.pods.by-extendeddaemonset-node"
+// The store's indexes of the pod store: by "<namespace>/<extendeddaemonset>",
+// and by the node a pod is bound or pinned to (placement.TargetNode).
+const (
+	podsByExtendedDaemonSet = "eds.pods.by-extendeddaemonset"
+	podsByNodeName          = "eds.pods.by-node"
+)
 
 // Store reads the cached pods and nodes in place, from the informers' own
 // stores. Listing through the cache client copies every object into the
@@ -44,8 +42,8 @@ type indexerOf interface {
 }
 
 // New gets the pod and node informers of c and indexes the pods by
-// ExtendedDaemonSet. It must run before the cache starts; reader is c's
-// client, for a cache without single stores.
+// ExtendedDaemonSet and by node. It must run before the cache starts;
+// reader is c's client, for a cache without single stores.
 func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, error) {
 	s := &Store{reader: reader}
 	var err error
@@ -55,12 +53,17 @@ func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, erro
 	if s.nodes, err = informerIndexer(ctx, c, &corev1.Node{}); err != nil {
 		return nil, err
 	}
-	// One index of pods by ExtendedDaemonSet, where it is read: the store's
-	// own, or the cache's for ListPods. Both would double the index's
-	// memory and its upkeep on every pod event.
+	// One index of pods by ExtendedDaemonSet and one by node, where they
+	// are read: the store's own, or the cache's for ListPods and
+	// ListPodsOnNode. Both would double the indexes' memory and their
+	// upkeep on every pod event; and the cache's keeps each pod twice (for
+	// its namespace and for all), under keys of its own making, where the
+	// store's uses the pod's own node name: a third of the pod's memory.
 	if s.pods == nil {
-		if err := podsByOwner.register(ctx, c); err != nil {
-			return nil, err
+		for _, ix := range []FieldIndex{podsByOwner, podsByNode} {
+			if err := ix.register(ctx, c); err != nil {
+				return nil, err
+			}
 		}
 		return s, nil
 	}
@@ -69,18 +72,15 @@ func New(ctx context.Context, c cache.Cache, reader client.Reader) (*Store, erro
 
 // FromIndexers is a Store that reads pods and nodes from these stores of
 // their informers, as New does from a cache's; it indexes the pods by
-// ExtendedDaemonSet.
+// ExtendedDaemonSet and by node.
 func FromIndexers(pods, nodes toolscache.Indexer) (*Store, error) {
 	s := &Store{pods: pods, nodes: nodes}
 	return s, s.indexPods()
 }
 
 func (s *Store) indexPods() error {
-	if err := s.pods.AddIndexers(toolscache.Indexers{
-		podsByExtendedDaemonSet:     extendedDaemonSetOfPod,
-		podsByExtendedDaemonSetNode: extendedDaemonSetNodeOfPod,
-	}); err != nil {
-		return fmt.Errorf("indexing pods by ExtendedDaemonSet: %w", err)
+	if err := s.pods.AddIndexers(toolscache.Indexers{podsByExtendedDaemonSet: extendedDaemonSetOfPod, podsByNodeName: nodeOfPod}); err != nil {
+		return fmt.Errorf("indexing pods by ExtendedDaemonSet and node: %w", err)
 	}
 	return nil
 }
@@ -109,16 +109,15 @@ func extendedDaemonSetOfPod(obj any) ([]string, error) {
 	return nil, nil
 }
 
-func extendedDaemonSetNodeOfPod(obj any) ([]string, error) {
+func nodeOfPod(obj any) ([]string, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return nil, nil
 	}
-	name, node := pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel], placement.TargetNode(pod)
-	if name == "" || node == "" {
-		return nil, nil
+	if node := placement.TargetNode(pod); node != "" {
+		return []string{node}, nil
 	}
-	return []string{pod.Namespace + "/" + name + "/" + node}, nil
+	return nil, nil
 }
 
 // Reads reports whether the store reads the informers' stores in place;
@@ -126,13 +125,20 @@ func extendedDaemonSetNodeOfPod(obj any) ([]string, error) {
 func (s *Store) Reads() bool { return s.pods != nil && s.nodes != nil }
 
 // PodsOn returns the cached pods of an ExtendedDaemonSet on node,
-// read-only; the store must read in place (Reads).
+// read-only: those of the node's pods (one per agent, as a rule) that
+// carry its label. The store must read in place (Reads).
 func (s *Store) PodsOn(namespace, eds, node string) ([]*corev1.Pod, error) {
-	objs, err := s.pods.ByIndex(podsByExtendedDaemonSetNode, namespace+"/"+eds+"/"+node)
+	objs, err := s.pods.ByIndex(podsByNodeName, node)
 	if err != nil {
 		return nil, fmt.Errorf("listing pods of %s/%s on node %s: %w", namespace, eds, node, err)
 	}
-	return typed[*corev1.Pod](objs), nil
+	pods := make([]*corev1.Pod, 0, len(objs))
+	for _, obj := range objs {
+		if pod, ok := obj.(*corev1.Pod); ok && pod.Namespace == namespace && pod.Labels[v1alpha1.ExtendedDaemonSetNameLabel] == eds {
+			pods = append(pods, pod)
+		}
+	}
+	return pods, nil
 }
 
 // Node returns the cached node name, nil when there is none; the store
@@ -154,6 +160,18 @@ func (s *Store) PodsOf(ctx context.Context, namespace, eds string) ([]*corev1.Po
 	objs, err := s.pods.ByIndex(podsByExtendedDaemonSet, namespace+"/"+eds)
 	if err != nil {
 		return nil, fmt.Errorf("listing pods of %s/%s: %w", namespace, eds, err)
+	}
+	return typed[*corev1.Pod](objs), nil
+}
+
+// PodsOnNode returns the cached pods bound or pinned to node, read-only.
+func (s *Store) PodsOnNode(ctx context.Context, node string) ([]*corev1.Pod, error) {
+	if s.pods == nil {
+		return ListPodsOnNode(ctx, s.reader, node)
+	}
+	objs, err := s.pods.ByIndex(podsByNodeName, node)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods of node %s: %w", node, err)
 	}
 	return typed[*corev1.Pod](objs), nil
 }

@@ -7,10 +7,12 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/test/harness/testenv"
 )
 
@@ -61,12 +63,35 @@ func TestStoreReadsPodsAndNodesWithEitherCache(t *testing.T) {
 				g.Expect(pods).To(gomega.HaveLen(1))
 				g.Expect(pods[0].Name).To(gomega.Equal("agent-x"))
 				g.Expect(pods[0].Spec.Containers[0].Image).To(gomega.Equal("agent:v1"), "trimmed, not emptied")
+				onNode, err := st.PodsOnNode(ctx, node.Name)
+				g.Expect(err).NotTo(gomega.HaveOccurred())
+				g.Expect(onNode).To(gomega.ConsistOf(gomega.HaveField("Name", "agent-x"), gomega.HaveField("Name", "other-x")))
 				nodes, err := st.AllNodes(ctx)
 				g.Expect(err).NotTo(gomega.HaveOccurred())
 				g.Expect(nodes).To(gomega.ContainElement(gomega.HaveField("Name", node.Name)))
 			}).Should(gomega.Succeed())
 		})
 	}
+}
+
+// The store finds the pods of a node, bound there or pinned there before
+// the scheduler binds them, whatever their ExtendedDaemonSet.
+func TestStoreFindsThePodsOfANode(t *testing.T) {
+	g := gomega.NewWithT(t)
+	pods := toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{})
+	st, err := FromIndexers(pods, toolscache.NewIndexer(toolscache.MetaNamespaceKeyFunc, toolscache.Indexers{}))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	bound := agentPod(1)
+	pinned := placement.NewPod(&corev1.PodTemplateSpec{}, bound.Spec.NodeName, map[string]string{v1alpha1.ExtendedDaemonSetNameLabel: "other"})
+	pinned.Namespace, pinned.Name = "others", "other-1"
+	elsewhere := agentPod(2)
+	for _, pod := range []*corev1.Pod{bound, pinned, elsewhere} {
+		g.Expect(pods.Add(pod)).To(gomega.Succeed())
+	}
+	onNode, err := st.PodsOnNode(t.Context(), bound.Spec.NodeName)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(onNode).To(gomega.ConsistOf(gomega.BeIdenticalTo(bound), gomega.BeIdenticalTo(pinned)))
+	g.Expect(st.PodsOnNode(t.Context(), "node-none")).To(gomega.BeEmpty())
 }
 
 func withNamespaces(opts cache.Options, namespaces ...string) cache.Options {

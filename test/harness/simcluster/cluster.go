@@ -51,6 +51,12 @@ type Options struct {
 	// step of an image update on a running pod (stop, start) and to follow
 	// a readiness gate turned False; DefaultImageUpdateDelay when zero.
 	ImageUpdateDelay time.Duration
+	// KubeletWorkers is how many pod status updates the simulated kubelets
+	// make at once (kwok's podPlayStageParallelism); kwok's 4 when zero.
+	// Real kubelets, one per node, update their pods independently; four
+	// workers for a thousand nodes bound an in-place update, three status
+	// updates a pod, before any controller does.
+	KubeletWorkers int
 }
 
 // forbiddenControllers name the node lifecycle controller, alone or in "*".

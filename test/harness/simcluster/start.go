@@ -149,7 +149,7 @@ func (c *Cluster) componentKubeconfig() string { return filepath.Join(c.dir, "ad
 func (c *Cluster) startClients(ctx context.Context, schedulerPort, controllerPort string) error {
 	kwokHome := filepath.Join(c.dir, "kwok")
 	stagesPath := filepath.Join(kwokHome, "stages.yaml")
-	if err := writeKwokStages(stagesPath, c.opts.ImageUpdateDelay); err != nil {
+	if err := writeKwokStages(stagesPath, c.opts.ImageUpdateDelay, c.opts.KubeletWorkers); err != nil {
 		return err
 	}
 	kubeconfig := "--kubeconfig=" + c.componentKubeconfig()
@@ -204,12 +204,16 @@ func (c *Cluster) startClients(ctx context.Context, schedulerPort, controllerPor
 // update of a running pod and in readiness gates (kubeletStages). No
 // heartbeat stage: nothing here watches node leases, and at thousands of
 // nodes heartbeats are pure load.
-func writeKwokStages(path string, imageUpdateDelay time.Duration) error {
-	stages := strings.Join([]string{
+func writeKwokStages(path string, imageUpdateDelay time.Duration, workers int) error {
+	docs := []string{
 		nodefast.DefaultNodeInit,
 		podfast.DefaultPodReady, podfast.DefaultPodComplete, podfast.DefaultPodDelete,
 		kubeletStagesYAML(imageUpdateDelay),
-	}, "\n---\n")
+	}
+	if workers > 0 {
+		docs = append(docs, fmt.Sprintf("apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  podPlayStageParallelism: %d\n", workers))
+	}
+	stages := strings.Join(docs, "\n---\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("creating kwok directory: %w", err)
 	}
