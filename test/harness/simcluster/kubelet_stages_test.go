@@ -41,11 +41,12 @@ const testGate = "example.com/gate"
 // kwok plays the kubelet's part when a running pod's image changes: the
 // container stops (the pod turns unready), starts on the new image with one
 // restart more, and the pod is Ready again; and Ready follows a readiness
-// gate turned False then True.
+// gate turned False then True. With more kubelet workers than kwok's own
+// (its configuration then read from the file), it does the same.
 func TestKubeletStagesUpdateImagesAndFollowGates(t *testing.T) {
 	testenv.RequireAssets(t)
 	g := gomega.NewWithT(t)
-	c, err := Start(t.Context(), Options{Nodes: 1, ImageUpdateDelay: 300 * time.Millisecond})
+	c, err := Start(t.Context(), Options{Nodes: 1, ImageUpdateDelay: 300 * time.Millisecond, KubeletWorkers: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -204,6 +204,23 @@ func (c *Cluster) startClients(ctx context.Context, schedulerPort, controllerPor
 // update of a running pod and in readiness gates (kubeletStages). No
 // heartbeat stage: nothing here watches node leases, and at thousands of
 // nodes heartbeats are pure load.
+// kwokWorkers is a KwokConfiguration with the pod workers given. kwok
+// applies no defaults to a configuration read from a file, so the options
+// it would default are all set, to its defaults.
+const kwokWorkers = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: %d
+  nodePlayStageParallelism: 4
+  nodeLeaseParallelism: 4
+  podsOnNodeSyncParallelism: 1
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+  enableDebuggingHandlers: true
+  enableContentionProfiling: false
+  enableProfilingHandler: true
+`
+
 func writeKwokStages(path string, imageUpdateDelay time.Duration, workers int) error {
 	docs := []string{
 		nodefast.DefaultNodeInit,
@@ -211,7 +228,7 @@ func writeKwokStages(path string, imageUpdateDelay time.Duration, workers int) e
 		kubeletStagesYAML(imageUpdateDelay),
 	}
 	if workers > 0 {
-		docs = append(docs, fmt.Sprintf("apiVersion: config.kwok.x-k8s.io/v1alpha1\nkind: KwokConfiguration\noptions:\n  podPlayStageParallelism: %d\n", workers))
+		docs = append(docs, fmt.Sprintf(kwokWorkers, workers))
 	}
 	stages := strings.Join(docs, "\n---\n")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
