@@ -134,11 +134,15 @@ unit: ## Run the tests that need no API server.
 # path at the sizes of BENCH_SCALE_NODES, with no API server, and the
 # cache's memory model (about 2 minutes on 2 cores, most of it the
 # 100,000-node case: BENCH_SCALE_NODES=10000,50000 leaves it out).
+# Then the largest cluster this machine holds, BENCH_LARGE_NODES (10000; 0
+# leaves it out): ours and the native controller, create and update at QPS
+# 200, one run each, about 10 minutes on 2 cores, into bin/bench-large.json.
 export BENCH_NODES BENCH_QPS BENCH_BURST BENCH_SCENARIOS BENCH_REPS BENCH_OUT BENCH_PROFILE BENCH_MANAGER_ENV BENCH_PEERS
 BENCH_SCALE_NODES ?= 10000,50000,100000
+BENCH_LARGE_NODES ?= 10000
 
 .PHONY: bench
-bench: ## Micro-benchmarks, the decision path at scale (BENCH_SCALE_NODES), then the manager against the native and Kruise's DaemonSet controllers on a simulated cluster (BENCH_NODES, BENCH_QPS, BENCH_BURST, BENCH_SCENARIOS, BENCH_PEERS, BENCH_REPS, BENCH_OUT, BENCH_PROFILE).
+bench: ## Micro-benchmarks, the decision path at scale (BENCH_SCALE_NODES), then the manager against the native and Kruise's DaemonSet controllers on a simulated cluster (BENCH_NODES, BENCH_QPS, BENCH_BURST, BENCH_SCENARIOS, BENCH_PEERS, BENCH_REPS, BENCH_OUT, BENCH_PROFILE), then on BENCH_LARGE_NODES nodes.
 	go test -short -run '^$$' -bench . -skip '^Benchmark(Scale|CacheMemory)$$' -benchtime 20x ./controllers/...
 	SCALE_NODES=$(BENCH_SCALE_NODES) go test -short -run '^$$' -bench '^Benchmark(Scale|CacheMemory)$$' -benchtime 3x -timeout 0 \
 		./controllers/ ./controllers/internal/store/
@@ -146,6 +150,12 @@ bench: ## Micro-benchmarks, the decision path at scale (BENCH_SCALE_NODES), then
 	peers=$${BENCH_PEERS:-kruise}; kruise=; \
 	case ",$${peers// /}," in *,kruise,*) kruise=$$(test/tools/kruise.sh | tail -n 1);; esac; \
 	KUBEBUILDER_ASSETS=$$assets BENCH_KRUISE=$$kruise go test ./test/bench/ -count=1 -run '^$$' -bench . -benchtime 1x -timeout 0 -v
+	if [ "$(BENCH_LARGE_NODES)" != 0 ]; then \
+		assets=$$(test/tools/testbin.sh | tail -n 1); \
+		KUBEBUILDER_ASSETS=$$assets BENCH_NODES=$(BENCH_LARGE_NODES) BENCH_QPS=200 BENCH_BURST=400 BENCH_SCENARIOS=create,update \
+			BENCH_PEERS=native BENCH_REPS=1 BENCH_OUT=bin/bench-large.json BENCH_PROFILE= \
+			go test ./test/bench/ -count=1 -run '^$$' -bench . -benchtime 1x -timeout 0 -v; \
+	fi
 
 # The chaos suite at full scale takes about 25 minutes on 2 cores (15 of
 # them the random walk); each fuzz target then gets CHAOS_FUZZTIME and a few
