@@ -32,15 +32,16 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 		name = eds.Status.ActiveReplicaSet
 	}
 	ers := &v1alpha1.ExtendedDaemonSetReplicaSet{}
+	missing := false
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: eds.Namespace, Name: name}, ers); {
 	case client.IgnoreNotFound(err) != nil:
 		return rollout.Spent{}, fmt.Errorf("getting replica set %s: %w", name, err)
 	case err != nil:
 		// Not in the cache (yet, or any more): judge its nodes by the
 		// template of the ExtendedDaemonSet, which is what they will run.
-		ers.Name, ers.Spec.Template = name, *obs.template
+		ers.Name, ers.Spec.Template, missing = name, *obs.template, true
 	}
-	other, err := otherView(otherViewSpec(eds, obs, ers, r.unresponsiveGrace()))
+	other, err := otherView(otherViewSpec(eds, obs, ers, missing, r.unresponsiveGrace()))
 	if err != nil {
 		return rollout.Spent{}, err
 	}
@@ -48,23 +49,28 @@ func (r *ReplicaSetReconciler) spentElsewhere(ctx context.Context, eds *v1alpha1
 }
 
 // otherViewSpec is what the view of other, the replica set beside the one
-// obs observes, states the nodes for: what it spends of the shared budgets.
+// obs observes, states the nodes for: what it spends of the shared budgets;
+// missing when other is not in the cache, and given the template of the
+// ExtendedDaemonSet.
 func otherViewSpec(eds *v1alpha1.ExtendedDaemonSet, obs *observation, other *v1alpha1.ExtendedDaemonSetReplicaSet,
-	grace time.Duration,
+	missing bool, grace time.Duration,
 ) viewSpec {
 	role := v1alpha1.ReplicaSetCanary
 	if obs.role == v1alpha1.ReplicaSetCanary {
 		role = v1alpha1.ReplicaSetActive
 	}
 	key := viewKey(eds, other, role, false, nil, grace)
-	if other.UID == "" {
+	if missing {
 		// Judged by the ExtendedDaemonSet's template: its generation,
 		// in the key already, tells the template.
 		key += "|template of the ExtendedDaemonSet"
 	}
+	// It counts the nodes obs's template fits too, which spentBy does not
+	// read: a view of the canary is then the canary's own view, and serves
+	// both replica sets' passes (replicaSetViews.otherOf).
 	return viewSpec{
-		role: role, name: other.Name, template: &other.Spec.Template, responsible: responsibleFor(eds, role),
-		topologyKey: obs.topologyKey, grace: grace, key: key,
+		role: role, name: other.Name, template: &other.Spec.Template, percentOf: obs.template,
+		responsible: responsibleFor(eds, role), topologyKey: obs.topologyKey, grace: grace, key: key,
 	}
 }
 

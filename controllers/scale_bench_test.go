@@ -163,7 +163,7 @@ func (c *scaleCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		if obs.role == v1alpha1.ReplicaSetActive {
 			other = c.current
 		}
-		spec := otherViewSpec(c.eds, obs, other, placement.DefaultUnresponsiveGrace)
+		spec := otherViewSpec(c.eds, obs, other, false, placement.DefaultUnresponsiveGrace)
 		otherView, err := st.update(ctx, c.views.otherOf(kept, types.NamespacedName{Namespace: other.Namespace, Name: other.Name}, spec.key), spec)
 		if err != nil {
 			return nil, rollout.Plan{}, err

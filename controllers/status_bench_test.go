@@ -69,7 +69,7 @@ func benchTemplate(image string) corev1.PodTemplateSpec {
 
 func benchReplicaSet(name, image string) *v1alpha1.ExtendedDaemonSetReplicaSet {
 	return &v1alpha1.ExtendedDaemonSetReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "bench", Generation: 1},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "bench", Generation: 1, UID: types.UID("uid-" + name)},
 		Spec:       v1alpha1.ExtendedDaemonSetReplicaSetSpec{Template: benchTemplate(image)},
 	}
 }

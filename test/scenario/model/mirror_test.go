@@ -37,7 +37,7 @@ var mirrored = map[string]string{
 	"rolloutPod":                            "957ff62d593fd1ca",
 	"rolloutParams":                         "838c350d89111e63",
 	"ReplicaSetReconciler.oldDaemonSetPods": "b6dd51919b26935c",
-	"ReplicaSetReconciler.spentElsewhere":   "3ba70fcb5005fe9c",
+	"ReplicaSetReconciler.spentElsewhere":   "3c227bc765c22efd",
 	"spentBy":                               "e4cbc60460a774a9",
 	"view.restate":                          "556b588234a5f361",
 	"setReplicaSetStatus":                   "d329eb56cc4149e7",
