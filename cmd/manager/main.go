@@ -14,9 +14,10 @@ import (
 	"github.com/fluxcd/pkg/runtime/probes"
 	"github.com/go-logr/logr"
 	flag "github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -94,9 +95,16 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	o.logger.BindFlags(fs)
 }
 
+// newScheme holds the kinds the manager reads and writes through its client
+// and cache: core (pods, nodes, secrets), apps (DaemonSets and their
+// ControllerRevisions) and its own. Events, the leader election lease and
+// the metrics endpoint's reviews go through client-go's typed clients, which
+// bring their own scheme: every group of client-go registered here would be
+// a second copy of that scheme, held for nothing.
 func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(corev1.AddToScheme(scheme))
+	utilruntime.Must(appsv1.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	return scheme
 }
