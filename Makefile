@@ -124,7 +124,10 @@ unit: ## Run the tests that need no API server.
 #   BENCH_REPS       runs of each scenario per controller, one value or one per QPS (3)
 #   BENCH_OUT        JSON of every run and the medians (bin/bench.json, ignored by git)
 #   BENCH_PROFILE    a directory for Go CPU and heap profiles of our manager's runs (none)
-#   BENCH_MANAGER_ENV  KEY=VALUE ... added to our manager's environment, e.g. GOMEMLIMIT=128MiB (none)
+#   BENCH_MANAGER_ENV  KEY=VALUE ... added to our manager's environment, e.g. GOGC=50; ours also
+#                    gets the GOMEMLIMIT it would set itself in a container of the limits.memory
+#                    README recommends for BENCH_NODES (70% of it: 102MiB up to 6500 nodes, 143MiB
+#                    at 10000) unless this sets one (GOMEMLIMIT=off for none); the peers run as they do
 # At 1000 nodes with the defaults it took about half an hour before Kruise
 # and the surge scenario joined, which add about two thirds to the rollouts
 # and three minutes per QPS to start Kruise's manager; no timeout,

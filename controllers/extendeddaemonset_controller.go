@@ -99,8 +99,10 @@ func (r *ExtendedDaemonSetReconciler) extendedDaemonSetOfCanaryPod(ctx context.C
 	if key.Name == "" {
 		return nil
 	}
+	// The cache's own object, not a copy (this runs on every pod event):
+	// read, never written.
 	eds := &v1alpha1.ExtendedDaemonSet{}
-	if err := r.Get(ctx, key, eds); err != nil {
+	if err := r.Get(ctx, key, eds, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	if c := canary.Running(eds); c == nil || c.ReplicaSet != pod.GetLabels()[v1alpha1.ExtendedDaemonSetReplicaSetNameLabel] {

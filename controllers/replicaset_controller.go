@@ -284,8 +284,10 @@ func (r *ReplicaSetReconciler) replicaSetsOfPod(ctx context.Context, pod client.
 		// that changed node changed both.
 		r.journal.PodChanged(pod.GetNamespace()+"/"+name, placement.TargetNode(p))
 	}
+	// The cache's own object, not a copy (this runs on every pod event):
+	// read, never written.
 	eds := &v1alpha1.ExtendedDaemonSet{}
-	if err := r.Get(ctx, types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}, eds); err != nil {
+	if err := r.Get(ctx, types.NamespacedName{Namespace: pod.GetNamespace(), Name: name}, eds, client.UnsafeDisableDeepCopy); err != nil {
 		if !apierrors.IsNotFound(err) {
 			ctrl.LoggerFrom(ctx).Error(err, "reading the ExtendedDaemonSet of a pod", "pod", klog.KObj(pod))
 		}

@@ -8,13 +8,16 @@ import (
 	"os"
 	"strings"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/fluxcd/pkg/runtime/leaderelection"
 	"github.com/fluxcd/pkg/runtime/logger"
 	"github.com/fluxcd/pkg/runtime/probes"
+	"github.com/go-logr/logr"
 	flag "github.com/spf13/pflag"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -22,6 +25,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/analysis/web"
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
 	"github.com/extendeddaemonset/extendeddaemonset/cmd/internal/version"
+	"github.com/extendeddaemonset/extendeddaemonset/cmd/manager/memorylimit"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 )
@@ -34,6 +38,8 @@ const (
 	eventsAddrFlag = "events-addr"
 	eventsAddrEnv  = "EVENTS_ADDR"
 )
+
+const memoryLimitRatioFlag = "memory-limit-ratio"
 
 // options are the command-line settings of the manager.
 type options struct {
@@ -49,6 +55,10 @@ type options struct {
 	client          clientOptions
 	leaderElection  leaderelection.Options
 	logger          logger.Options
+
+	// memoryLimitRatio is the part of the container's memory limit the Go
+	// runtime is given as its soft limit.
+	memoryLimitRatio float64
 }
 
 func (o *options) bindFlags(fs *flag.FlagSet) {
@@ -69,6 +79,9 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringSliceVar(&o.webHosts, web.AllowedHostsFlag, nil,
 		"Hosts, IP addresses and CIDRs (comma-separated) that web metrics and webhooks may reach although they are loopback, link-local "+
 			"(cloud metadata) or the API server's; every other host is allowed.")
+	fs.Float64Var(&o.memoryLimitRatio, memoryLimitRatioFlag, memorylimit.DefaultRatio,
+		"Part of the container's memory limit (cgroup) the Go runtime takes as its soft limit; the rest holds the binary's own pages, "+
+			"which the runtime does not count. A GOMEMLIMIT in the environment wins; without a container limit none is set.")
 	fs.IntVar(&o.reconcilers.MaxConcurrentReconciles, "concurrent", 4,
 		"Reconciles run in parallel, per kind.")
 	fs.IntVar(&o.reconcilers.MaxConcurrentWrites, "concurrent-pod-writes", 32,
@@ -82,9 +95,16 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	o.logger.BindFlags(fs)
 }
 
+// newScheme holds the kinds the manager reads and writes through its client
+// and cache: core (pods, nodes, secrets), apps (DaemonSets and their
+// ControllerRevisions) and its own. Events, the leader election lease and
+// the metrics endpoint's reviews go through client-go's typed clients, which
+// bring their own scheme: every group of client-go registered here would be
+// a second copy of that scheme, held for nothing.
 func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(corev1.AddToScheme(scheme))
+	utilruntime.Must(appsv1.AddToScheme(scheme))
 	utilruntime.Must(v1alpha1.AddToScheme(scheme))
 	return scheme
 }
@@ -142,6 +162,9 @@ func parseOptions(args []string, getenv func(string) string) (options, error) {
 	if err := checkEventsAddr(opts.reconcilers.EventsAddr); err != nil {
 		return opts, err
 	}
+	if err := memorylimit.CheckRatio(opts.memoryLimitRatio); err != nil {
+		return opts, fmt.Errorf("--%s: %w", memoryLimitRatioFlag, err)
+	}
 	return opts, nil
 }
 
@@ -181,6 +204,7 @@ func run(args []string, stdout io.Writer) error {
 	log := ctrl.Log.WithName("setup")
 	log.Info("build", "version", build.Version, "commit", build.Commit, "date", build.Date,
 		"goVersion", build.GoVersion, "platform", build.Platform)
+	setMemoryLimit(opts.memoryLimitRatio, log)
 
 	mgr, err := ctrl.NewManager(controllers.ClientConfig(opts.restConfig()), opts.managerOptions())
 	if err != nil {
@@ -198,6 +222,25 @@ func run(args []string, stdout io.Writer) error {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	return nil
+}
+
+// setMemoryLimit gives the Go runtime its soft limit before the caches
+// fill, and logs the one in force. A container limit that cannot be read
+// leaves the runtime without one, as outside a container: the manager
+// still runs.
+func setMemoryLimit(ratio float64, log logr.Logger) {
+	limit, err := memorylimit.Set(ratio, memlimit.FromCgroup)
+	if err != nil {
+		log.Error(err, "no soft memory limit set")
+	}
+	switch limit.Source {
+	case memorylimit.FromContainer:
+		log.Info("soft memory limit", "source", limit.Source, "bytes", limit.Bytes, "containerBytes", limit.Container, "ratio", ratio)
+	case memorylimit.FromEnvironment:
+		log.Info("soft memory limit", "source", limit.Source, "bytes", limit.Bytes)
+	default:
+		log.Info("soft memory limit", "source", limit.Source)
+	}
 }
 
 func main() {

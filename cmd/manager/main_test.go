@@ -116,6 +116,8 @@ func TestManagerServesProbesAndStopsOnSignal(t *testing.T) {
 	g.Eventually(exited).WithTimeout(30*time.Second).Should(gomega.Receive(gomega.BeNil()), "the manager exits 0 on SIGTERM")
 	g.Expect(logs.String()).To(gomega.MatchRegexp(`"msg":"build","version":"`+testVersion+`","commit":"[^"]+","date":"[^"]+"`),
 		"the manager logs its version at start")
+	g.Expect(logs.String()).To(gomega.MatchRegexp(`"msg":"soft memory limit","source":"(none|container|GOMEMLIMIT)"`),
+		"the manager logs the soft memory limit it runs with")
 }
 
 func TestBadFlagIsRefused(t *testing.T) {

@@ -51,6 +51,8 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 		nodes: 20, qps: []int{100}, bursts: []int{200}, reps: []int{1}, scenarios: scenarios,
 		peers: peers, kruiseDir: kruiseDir,
 		out: filepath.Join(t.TempDir(), "bench.json"),
+		// Ours runs with its Deployment's soft memory limit, as by default.
+		managerEnv: withSoftMemoryLimit(nil, 20),
 	}
 	rep, err := runBenchmark(t.Context(), cfg, t.Logf, t.Output())
 	if err != nil {
@@ -113,5 +115,8 @@ func TestBenchmarkCollectsEveryFigure(t *testing.T) {
 	var decoded report
 	if err := json.Unmarshal(raw, &decoded); err != nil {
 		t.Fatalf("report %s: %v", cfg.out, err)
+	}
+	if got := decoded.Comparisons[0].ManagerEnv; !slices.Equal(got, []string{"GOMEMLIMIT=102MiB"}) {
+		t.Errorf("the report says ours ran with %q, want its soft memory limit", got)
 	}
 }

@@ -28,7 +28,9 @@ type config struct {
 	out string
 	// profileDir, when set, receives Go profiles of our manager's runs.
 	profileDir string
-	// managerEnv is added to our manager's environment.
+	// managerEnv is added to our manager's environment: BENCH_MANAGER_ENV,
+	// and the GOMEMLIMIT of its Deployment at the recommended memory limit
+	// unless BENCH_MANAGER_ENV sets one.
 	managerEnv []string
 }
 
@@ -99,6 +101,7 @@ func configFromEnv() (config, error) {
 		}
 		cfg.managerEnv = append(cfg.managerEnv, kv)
 	}
+	cfg.managerEnv = withSoftMemoryLimit(cfg.managerEnv, cfg.nodes)
 	if v := os.Getenv(profileEnv); v != "" {
 		if cfg.profileDir, err = filepath.Abs(v); err != nil {
 			return cfg, fmt.Errorf("%s: %w", profileEnv, err)

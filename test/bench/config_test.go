@@ -18,7 +18,7 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	if cfg.nodes != 1000 || !slices.Equal(cfg.qps, []int{20, 200}) || !slices.Equal(cfg.bursts, []int{40, 400}) ||
 		!slices.Equal(cfg.reps, []int{3, 3}) || len(cfg.scenarios) != 5 || cfg.scenarios[2].name != "surge" ||
-		!slices.Equal(cfg.peers, []string{native}) {
+		!slices.Equal(cfg.peers, []string{native}) || !slices.Equal(cfg.managerEnv, []string{"GOMEMLIMIT=102MiB"}) {
 		t.Errorf("defaults: %+v", cfg)
 	}
 
@@ -103,6 +103,37 @@ func TestPeersNamed(t *testing.T) {
 			t.Errorf("peersNamed(%q, %q) = %v, %v; want an error with %q", tc.list, tc.notBuilt, got, err, tc.err)
 		case tc.err == "" && (err != nil || !slices.Equal(got, tc.want)):
 			t.Errorf("peersNamed(%q, %q) = %v, %v; want %v", tc.list, tc.notBuilt, got, err, tc.want)
+		}
+	}
+}
+
+// Ours runs with the soft memory limit its Deployment would give it at
+// the recommended memory limit for the cluster's size, unless
+// BENCH_MANAGER_ENV sets GOMEMLIMIT; the peers' environment is theirs.
+func TestManagerGetsTheSoftMemoryLimitOfItsDeployment(t *testing.T) {
+	for _, name := range []string{nodesEnv, qpsEnv, burstEnv, scenariosEnv, repsEnv, outEnv, profileEnv, managerEnv, peersEnv, kruiseEnv} {
+		t.Setenv(name, "")
+	}
+	for _, tc := range []struct {
+		nodes, env string
+		want       []string
+	}{
+		{nodes: "20", want: []string{"GOMEMLIMIT=102MiB"}},      // 70% of 147 MiB, the binary's room
+		{nodes: "5000", want: []string{"GOMEMLIMIT=102MiB"}},    // 29 MiB + 18 KiB x 5,000 is under 147 MiB
+		{nodes: "10000", want: []string{"GOMEMLIMIT=143MiB"}},   // 70% of 205 MiB
+		{nodes: "100000", want: []string{"GOMEMLIMIT=1250MiB"}}, // 70% of 1.7 GiB
+		{nodes: "5000", env: "GOGC=50", want: []string{"GOGC=50", "GOMEMLIMIT=102MiB"}},
+		{nodes: "5000", env: "GOMEMLIMIT=140MiB", want: []string{"GOMEMLIMIT=140MiB"}},
+		{nodes: "5000", env: "GOMEMLIMIT=off GOGC=50", want: []string{"GOMEMLIMIT=off", "GOGC=50"}},
+	} {
+		t.Setenv(nodesEnv, tc.nodes)
+		t.Setenv(managerEnv, tc.env)
+		cfg, err := configFromEnv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(cfg.managerEnv, tc.want) {
+			t.Errorf("%s nodes, %s=%q: our manager's environment %q, want %q", tc.nodes, managerEnv, tc.env, cfg.managerEnv, tc.want)
 		}
 	}
 }

@@ -28,6 +28,9 @@ type comparison struct {
 	// Peers are the controllers ours was compared with, in the table's
 	// order.
 	Peers []string `json:"peers"`
+	// ManagerEnv is what our manager's environment was given, its soft
+	// memory limit included.
+	ManagerEnv []string `json:"managerEnv,omitempty"`
 	// Scenarios in the order they ran.
 	Scenarios []string `json:"scenarios"`
 	Runs      []*run   `json:"runs"`

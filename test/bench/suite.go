@@ -60,11 +60,12 @@ type rateLimit struct{ qps, burst, reps int }
 // limit, the peers and ours in turn, so that whatever slows the machine
 // down meanwhile slows them all.
 func runComparison(ctx context.Context, cfg config, limit rateLimit, dir, binary string, log logf) (cmp *comparison, err error) {
-	cmp = &comparison{Nodes: cfg.nodes, QPS: limit.qps, Burst: limit.burst, Reps: limit.reps, Peers: cfg.peers}
+	cmp = &comparison{Nodes: cfg.nodes, QPS: limit.qps, Burst: limit.burst, Reps: limit.reps, Peers: cfg.peers, ManagerEnv: cfg.managerEnv}
 	for _, sc := range cfg.scenarios {
 		cmp.Scenarios = append(cmp.Scenarios, sc.name)
 	}
-	log("%d nodes, QPS %d, burst %d: starting the cluster, %s and ours", cfg.nodes, limit.qps, limit.burst, strings.Join(cfg.peers, ", "))
+	log("%d nodes, QPS %d, burst %d: starting the cluster, %s and ours (%s)", cfg.nodes, limit.qps, limit.burst,
+		strings.Join(cfg.peers, ", "), strings.Join(cfg.managerEnv, " "))
 	// Each comparison's audit log and manager log are its own.
 	if dir, err = os.MkdirTemp(dir, fmt.Sprintf("qps-%d-", limit.qps)); err != nil {
 		return cmp, err
