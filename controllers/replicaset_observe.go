@@ -185,6 +185,7 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 		failedNodes[i] = backoffKey(eds, n)
 	}
 	obs.input.BackoffUntil = nodeBackoff(r.backoff.Until(failedNodes, now), eds)
+	st.checkPlanner(obs.view, obs.input)
 	if obs.settings, err = r.validSettings(ctx, eds, &ers.Spec.Template); err != nil {
 		return nil, err
 	}

@@ -95,6 +95,9 @@ type stater struct {
 	checkEvery time.Duration
 	// mismatch is told of a kept view found wrong by the check.
 	mismatch func(spec viewSpec, diff string)
+	// checked are the kept views the check replaced this pass, by key,
+	// as they had become: checkPlanner checks their planner state.
+	checked map[string]*view
 }
 
 // update brings the kept view *kept up to date for spec, stating again only
@@ -119,10 +122,14 @@ func (s *stater) update(ctx context.Context, kept **view, spec viewSpec) (*view,
 			return nil, err
 		}
 		f.cursor, f.checkedAt = cursor, s.now
-		if diff := ""; check {
-			if diff = v.differs(f); diff != "" && s.mismatch != nil {
+		if check {
+			if diff := v.differs(f); diff != "" && s.mismatch != nil {
 				s.mismatch(spec, diff)
 			}
+			if s.checked == nil {
+				s.checked = map[string]*view{}
+			}
+			s.checked[spec.key] = v
 		}
 		*kept = f
 		return f, nil
@@ -133,6 +140,20 @@ func (s *stater) update(ctx context.Context, kept **view, spec viewSpec) (*view,
 	}
 	v.cursor = cursor
 	return v, nil
+}
+
+// checkPlanner checks, when the check replaced the kept view v now is,
+// the planner state that view had kept against a full plan of what it
+// held, with in's parameters: the check of the views says the nodes were
+// stated right, this that the planner summed them right.
+func (s *stater) checkPlanner(v *view, in rollout.Input) {
+	old := s.checked[v.spec.key]
+	if old == nil {
+		return
+	}
+	if err := old.state.Check(in); err != nil && s.mismatch != nil {
+		s.mismatch(v.spec, err.Error())
+	}
 }
 
 func (v *view) cursorOrZero() store.Cursor {

@@ -170,6 +170,7 @@ func (c *scaleCluster) replicaSetPass(ers *v1alpha1.ExtendedDaemonSetReplicaSet)
 		}
 		obs.input.Elsewhere = spentBy(obs, otherView)
 	}
+	st.checkPlanner(own, obs.input)
 	plan := own.state.Plan(obs.input)
 	setReplicaSetStatus(ers, obs, plan, nil, c.now)
 	own.untilUnresponsive(c.now)
