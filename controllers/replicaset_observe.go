@@ -111,10 +111,11 @@ func (r *ReplicaSetReconciler) observe(ctx context.Context, eds *v1alpha1.Extend
 	}
 	// Kept views read the journal, which tells of the cached pods of the
 	// ExtendedDaemonSet only: not of a workload's pods, nor of a migrated
-	// DaemonSet's, and a replica set without a role places nothing.
+	// DaemonSet's. A replica set without a role keeps one too: every pod
+	// event of a rollout wakes the one it replaces, to count its pods.
 	var work *workloadPods
 	var otherView func(viewSpec) (*view, error)
-	if r.journal != nil && r.store.Reads() && eds.Spec.WorkloadRef == nil && len(old.pods) == 0 && obs.role != v1alpha1.ReplicaSetUnknown {
+	if r.journal != nil && r.store.Reads() && eds.Spec.WorkloadRef == nil && len(old.pods) == 0 {
 		obs.template = &eds.Spec.Template
 		kept := r.views.of(types.NamespacedName{Namespace: ers.Namespace, Name: ers.Name})
 		own, err := st.update(ctx, &kept.own, ownViewSpec(eds, ers, obs, updatable, r.unresponsiveGrace()))

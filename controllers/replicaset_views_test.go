@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/extendeddaemonset/extendeddaemonset/api/v1alpha1"
-	"github.com/extendeddaemonset/extendeddaemonset/controllers/canary"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
@@ -232,8 +231,8 @@ func normalPlan(plan rollout.Plan) rollout.Plan {
 // The views a replica set keeps from pass to pass, stating again only the
 // nodes the journal names, say what a view stated afresh from the cache
 // says, and the plans agree, on random streams of watch events: for the
-// active replica set of a rolling update, and for both replica sets of a
-// canary, each with its view of the other.
+// active replica set of a rolling update and the one it replaces, and for
+// both replica sets of a canary, each with its view of the other.
 func TestKeptViewsStateWhatAFreshViewStates(t *testing.T) {
 	seeds, steps := 60, 120
 	if testing.Short() {
@@ -250,10 +249,9 @@ func TestKeptViewsStateWhatAFreshViewStates(t *testing.T) {
 		}
 		c.eds.Spec.MinReadySeconds = 30
 		e := &eventStream{c: c, rnd: rand.New(rand.NewPCG(uint64(seed), 28)), owner: edsKey(c.eds)}
-		sets := []*v1alpha1.ExtendedDaemonSetReplicaSet{c.current}
-		if canary.Running(c.eds) != nil {
-			sets = append(sets, c.old)
-		}
+		// The old replica set is the canary's stable one, or, during a
+		// rolling update, one without a role that only counts its pods.
+		sets := []*v1alpha1.ExtendedDaemonSetReplicaSet{c.current, c.old}
 		var story []string
 		for step := range steps {
 			story = append(story, e.step())

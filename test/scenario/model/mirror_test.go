@@ -31,7 +31,7 @@ var mirrored = map[string]string{
 	"judgeBakes":                            "2bf90986b2725468",
 	"domainStatuses":                        "5b50b4d4154025f9",
 	"responsibleFor":                        "1571eca74d02cb8b",
-	"ReplicaSetReconciler.observe":          "51c063d6d50af1c6",
+	"ReplicaSetReconciler.observe":          "eb82c4d82e84fa47",
 	"observation.addNodes":                  "f70f7e2d34f0db65",
 	"observation.addPods":                   "b011c509cc5738e2",
 	"rolloutPod":                            "957ff62d593fd1ca",
