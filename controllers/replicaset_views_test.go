@@ -193,8 +193,8 @@ func (c *scaleCluster) comparePass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) er
 	}
 	in := obs.input
 	in.Nodes, in.Pods = fresh.nodes, fresh.pods
-	if want := rollout.Compute(in); !reflect.DeepEqual(normalPlan(plan), normalPlan(want)) {
-		return fmt.Errorf("%s: plan %+v, want %+v", ers.Name, plan, want)
+	if diff := rollout.DiffPlans(rollout.Compute(in), plan); diff != "" {
+		return fmt.Errorf("%s: the plan differs from a full one (-full +kept):\n%s", ers.Name, diff)
 	}
 	if kept := c.views.of(types.NamespacedName{Namespace: ers.Namespace, Name: ers.Name}); kept.other != nil {
 		freshOther, err := c.freshView(kept.other.spec)
@@ -206,26 +206,6 @@ func (c *scaleCluster) comparePass(ers *v1alpha1.ExtendedDaemonSetReplicaSet) er
 		}
 	}
 	return nil
-}
-
-// normalPlan is plan with empty lists as nil.
-func normalPlan(plan rollout.Plan) rollout.Plan {
-	if len(plan.Create) == 0 {
-		plan.Create = nil
-	}
-	if len(plan.Delete) == 0 {
-		plan.Delete = nil
-	}
-	if len(plan.UpdateInPlace) == 0 {
-		plan.UpdateInPlace = nil
-	}
-	if len(plan.Reopen) == 0 {
-		plan.Reopen = nil
-	}
-	if len(plan.FailedNodes) == 0 {
-		plan.FailedNodes = nil
-	}
-	return plan
 }
 
 // The views a replica set keeps from pass to pass, stating again only the

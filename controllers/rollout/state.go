@@ -125,7 +125,7 @@ func (s *State) Check(in Input) error {
 	got := s.Plan(in)
 	full := s.Input()
 	in.Nodes, in.Pods = full.Nodes, full.Pods
-	if diff := diffPlans(Compute(in), got); diff != "" {
+	if diff := DiffPlans(Compute(in), got); diff != "" {
 		s.counted = false
 		return fmt.Errorf("the incremental plan differs from a full one (-full +incremental):\n%s", diff)
 	}
@@ -220,10 +220,10 @@ func ownCopy[T any](list []T) []T {
 	return slices.Clone(list)
 }
 
-// diffPlans describes how plan b differs from plan a, one line per
+// DiffPlans describes how plan b differs from plan a, one line per
 // differing field, empty when they are equal. Nil and empty lists are
 // equal.
-func diffPlans(a, b Plan) string {
+func DiffPlans(a, b Plan) string {
 	var lines []string
 	field := func(name string, equal bool, x, y any) {
 		if !equal {

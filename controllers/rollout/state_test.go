@@ -407,7 +407,7 @@ func (s *stream) check(stats *streamStats) string {
 	}
 	in := s.in
 	in.Nodes, in.Pods = full.Nodes, full.Pods
-	if diff := diffPlans(Compute(in), got); diff != "" {
+	if diff := DiffPlans(Compute(in), got); diff != "" {
 		return "State.Plan differs from Compute (-Compute +State):\n" + diff
 	}
 	if diff := sameNodeCounts(in, got); diff != "" {
@@ -417,7 +417,7 @@ func (s *stream) check(stats *streamStats) string {
 	for _, n := range full.Nodes {
 		fresh.SetNode(n, full.Pods[n.Name])
 	}
-	if diff := diffPlans(fresh.Plan(s.in), got); diff != "" {
+	if diff := DiffPlans(fresh.Plan(s.in), got); diff != "" {
 		return "State.Plan differs from a State built afresh (-fresh +kept):\n" + diff
 	}
 	return ""
@@ -528,7 +528,7 @@ func newTracker() *tracker {
 func (tr *tracker) plan(in Input) (Plan, error) {
 	tr.feed(in)
 	plan := tr.state.Plan(in)
-	if diff := diffPlans(Compute(in), plan); diff != "" {
+	if diff := DiffPlans(Compute(in), plan); diff != "" {
 		return plan, fmt.Errorf("the State kept across steps plans otherwise than Compute (-Compute +State):\n%s", diff)
 	}
 	return plan, nil
@@ -626,17 +626,17 @@ func TestStateFollowsWhatNoNodeEventTells(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := buildState(tc.in)
-			if diff := diffPlans(Compute(tc.in), s.Plan(tc.in)); diff != "" {
+			if diff := DiffPlans(Compute(tc.in), s.Plan(tc.in)); diff != "" {
 				t.Fatalf("the State plans otherwise than Compute before the change (-Compute +State):\n%s", diff)
 			}
 			in := tc.in
 			in.Pods = maps.Clone(tc.in.Pods)
 			tc.change(s, &in)
 			want := Compute(in)
-			if diff := diffPlans(want, s.Plan(in)); diff != "" {
+			if diff := DiffPlans(want, s.Plan(in)); diff != "" {
 				t.Fatalf("the State plans otherwise than Compute after the change (-Compute +State):\n%s", diff)
 			}
-			if diffPlans(Compute(tc.in), want) == "" {
+			if DiffPlans(Compute(tc.in), want) == "" {
 				t.Fatalf("the change changes nothing, so the case proves nothing: %+v", want)
 			}
 		})

@@ -40,27 +40,7 @@ func (c *Cluster) checkIncremental(ers string, in rollout.Input, want rollout.Pl
 			k.state.DeleteNode(name)
 		}
 	}
-	if got := k.state.Plan(in); !reflect.DeepEqual(emptyAsNil(got), emptyAsNil(want)) {
-		c.violate(IncrementalPlan, fmt.Sprintf("replica set %s: the kept planner state plans %+v, the whole input %+v", ers, got, want))
+	if diff := rollout.DiffPlans(want, k.state.Plan(in)); diff != "" {
+		c.violate(IncrementalPlan, fmt.Sprintf("replica set %s: the kept planner state plans otherwise than the whole input (-whole +kept):\n%s", ers, diff))
 	}
-}
-
-// emptyAsNil is plan with its empty lists nil.
-func emptyAsNil(plan rollout.Plan) rollout.Plan {
-	if len(plan.Create) == 0 {
-		plan.Create = nil
-	}
-	if len(plan.Delete) == 0 {
-		plan.Delete = nil
-	}
-	if len(plan.UpdateInPlace) == 0 {
-		plan.UpdateInPlace = nil
-	}
-	if len(plan.Reopen) == 0 {
-		plan.Reopen = nil
-	}
-	if len(plan.FailedNodes) == 0 {
-		plan.FailedNodes = nil
-	}
-	return plan
 }
