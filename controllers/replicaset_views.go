@@ -112,7 +112,7 @@ func (s *stater) update(ctx context.Context, kept **view, spec viewSpec) (*view,
 	if check {
 		// What the kept view became, then what it should be.
 		v.spec = spec
-		if err := s.changedOnly(ctx, v, changed); err != nil {
+		if err := s.changedOnly(v, changed); err != nil {
 			return nil, err
 		}
 	}
@@ -135,7 +135,7 @@ func (s *stater) update(ctx context.Context, kept **view, spec viewSpec) (*view,
 		return f, nil
 	}
 	v.spec = spec
-	if err := s.changedOnly(ctx, v, changed); err != nil {
+	if err := s.changedOnly(v, changed); err != nil {
 		return nil, err
 	}
 	v.cursor = cursor
@@ -182,7 +182,7 @@ func (s *stater) afresh(ctx context.Context, spec viewSpec) (*view, error) {
 
 // changedOnly states again the nodes changed, those the expectations
 // change now or changed at the last pass, and those not Ready.
-func (s *stater) changedOnly(ctx context.Context, v *view, changed map[string]bool) error {
+func (s *stater) changedOnly(v *view, changed map[string]bool) error {
 	owner := edsKey(s.eds)
 	pending := setOf(s.expectations.Nodes(owner))
 	names := make(map[string]bool, len(changed)+len(pending)+len(v.pending)+len(v.notReady))
@@ -294,9 +294,3 @@ func reportMismatch(ctx context.Context, eds *v1alpha1.ExtendedDaemonSet) func(v
 }
 
 var _ nodeSource = (*store.Store)(nil)
-
-// keptInput is the planner's input a view states, shared with the view:
-// read it, never change it.
-func (v *view) keptInput() rollout.Input {
-	return rollout.Input{Nodes: v.nodes, Pods: v.pods}
-}
