@@ -85,6 +85,9 @@ func (r *ReplicaSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	r.backoff = newFailureBackoff()
 	r.refusals = newOnceEvery(refusalInterval)
 	r.journal = store.NewJournal()
+	// Registered at zero, so that a dashboard or an alert sees it before
+	// any mismatch.
+	replicaSetViewMismatches()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("extendeddaemonsetreplicaset").
 		For(&v1alpha1.ExtendedDaemonSetReplicaSet{}).
