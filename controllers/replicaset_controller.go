@@ -132,6 +132,9 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// nothing it wrote needs remembering.
 		r.expectations.Forget(owner)
 		r.views.forget(req.NamespacedName)
+		if r.journal != nil {
+			r.journal.Forget(owner.String())
+		}
 		return ctrl.Result{}, nil
 	}
 	log = log.WithValues("extendedDaemonSet", klog.KObj(eds))
