@@ -277,9 +277,9 @@ func (r *ReplicaSetReconciler) replicaSetsOfObject(ctx context.Context, obj clie
 }
 
 // replicaSetsOfPod maps a pod to the replica sets whose pass it changes
-// (podReplicaSets). Every pass reads every node and pod of the
-// ExtendedDaemonSet: waking all its replica sets, history included, made
-// the work of one pod event grow with the history as well as the cluster.
+// (podReplicaSets), and records its node in the journal. Waking all the
+// ExtendedDaemonSet's replica sets, history included, made the work of one
+// pod event grow with the history.
 func (r *ReplicaSetReconciler) replicaSetsOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
 	name := pod.GetLabels()[v1alpha1.ExtendedDaemonSetNameLabel]
 	if name == "" {
