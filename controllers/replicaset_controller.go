@@ -32,6 +32,7 @@ import (
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/outcome"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/internal/store"
 	"github.com/extendeddaemonset/extendeddaemonset/controllers/placement"
+	"github.com/extendeddaemonset/extendeddaemonset/controllers/rollout"
 )
 
 // defaultMaxConcurrentWrites bounds the pod creations and deletions one
@@ -158,6 +159,7 @@ func (r *ReplicaSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			"updateInPlace", len(plan.UpdateInPlace))
 	}
 	_, actErr := r.act(ctx, eds, ers, obs, plan)
+	r.journalWrites(eds, obs, plan)
 
 	untilStalled := setReplicaSetStatus(ers, obs, plan, actErr, now)
 	untilWritten, err := r.writeStatus(ctx, before, ers, now)
@@ -199,6 +201,34 @@ func (r *ReplicaSetReconciler) writeStatus(ctx context.Context, before, ers *v1a
 		r.recordPlacementEvents(ers, &before.Status)
 	}
 	return wait, err
+}
+
+// journalWrites records in the journal the nodes the plan wrote to, before
+// the ExtendedDaemonSet's lock is let go: the next pass, of any of its
+// replica sets, states them again. The cache's events record them too,
+// but a pass may see a written pod in the cache, and forget its
+// expectation, before the event's handler has recorded it: the passes of
+// the other replica sets, whose views did not change then, would go on
+// without the pod.
+func (r *ReplicaSetReconciler) journalWrites(eds *v1alpha1.ExtendedDaemonSet, obs *observation, plan rollout.Plan) {
+	if r.journal == nil {
+		return
+	}
+	owner := edsKey(eds).String()
+	for _, node := range plan.Create {
+		r.journal.PodChanged(owner, node)
+	}
+	for _, d := range plan.Delete {
+		r.journal.PodChanged(owner, d.Node)
+	}
+	for _, u := range plan.UpdateInPlace {
+		r.journal.PodChanged(owner, u.Node)
+	}
+	for _, name := range plan.Reopen {
+		if pod := obs.pods[name]; pod != nil {
+			r.journal.PodChanged(owner, placement.TargetNode(pod))
+		}
+	}
 }
 
 func (r *ReplicaSetReconciler) viewCheckInterval() time.Duration {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,13 +36,16 @@ type eventStream struct {
 	lateCreated, lateDeleted []*corev1.Pod
 }
 
+// pods and nodes are in name order, so that a seed tells one stream.
 func (e *eventStream) pods() []*corev1.Pod {
 	pods, _ := e.c.store.PodsOf(context.Background(), e.c.eds.Namespace, e.c.eds.Name)
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return pods
 }
 
 func (e *eventStream) nodes() []*corev1.Node {
 	nodes, _ := e.c.store.AllNodes(context.Background())
+	slices.SortFunc(nodes, func(a, b *corev1.Node) int { return strings.Compare(a.Name, b.Name) })
 	return nodes
 }
 
@@ -64,6 +68,12 @@ func (e *eventStream) putNode(node *corev1.Node) {
 		panic(err)
 	}
 	e.c.journal.NodeChanged(node.Name)
+}
+
+// written records a write of the controller's on node in the journal, as
+// the pass that writes does (journalWrites).
+func (e *eventStream) written(node string) {
+	e.c.journal.PodChanged(e.owner.String(), node)
 }
 
 // step plays one random event and says which.
@@ -107,6 +117,7 @@ func (e *eventStream) step() string {
 		created.CreationTimestamp = metav1.NewTime(e.c.now)
 		if e.rnd.IntN(2) == 0 {
 			e.c.expectations.Created(e.owner, created, e.c.now)
+			e.written(node.Name)
 			e.lateCreated = append(e.lateCreated, created)
 			return "created, not cached yet, " + created.Name
 		}
@@ -114,6 +125,7 @@ func (e *eventStream) step() string {
 		return "created " + created.Name
 	case 7:
 		e.c.expectations.Deleted(e.owner, pod, e.c.now)
+		e.written(placement.TargetNode(pod))
 		e.lateDeleted = append(e.lateDeleted, pod)
 		return "deleted, still cached, " + pod.Name
 	case 8:
@@ -338,5 +350,46 @@ func TestViewCountsTheNodesTheTemplateFits(t *testing.T) {
 		if v.fitting != tc.want {
 			t.Errorf("%s: fitting %d, want %d", tc.name, v.fitting, tc.want)
 		}
+	}
+}
+
+// A pod a pass created that the cache shows before its event's handler
+// records it, whose expectation another replica set's pass then forgets
+// (the cache shows the pod): the next pass of the replica set that created
+// it still states its node, from the entry the writing pass recorded
+// (journalWrites). Without it, the pass planned on a node it thought
+// empty of its pod and created a second one, three agents on a node during
+// a surge.
+func TestAWrittenNodeIsStatedAgainWhateverTheCacheShowsFirst(t *testing.T) {
+	c, err := newScaleCluster(benchRollingUpdate(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		for _, ers := range []*v1alpha1.ExtendedDaemonSetReplicaSet{c.current, c.old} {
+			if _, _, err := c.replicaSetPass(ers); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	owner := edsKey(c.eds)
+	created := benchPod(c.current, "node-00003", true)
+	created.Name, created.UID = created.Name+"-surge", created.UID+"-surge"
+	// The pass that creates it records the write and the node.
+	c.expectations.Created(owner, created, c.now)
+	(&ReplicaSetReconciler{journal: c.journal}).journalWrites(c.eds, &observation{}, rollout.Plan{Create: []string{"node-00003"}})
+	// The cache shows it; its handler has not run yet.
+	if err := c.podStore.Update(created); err != nil {
+		t.Fatal(err)
+	}
+	// The other replica set's pass sees it in the cache and forgets it.
+	if _, _, err := c.replicaSetPass(c.old); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(c.expectations.Nodes(owner), "node-00003") {
+		t.Fatal("the expectation should be forgotten once the cache shows the pod")
+	}
+	if err := c.comparePass(c.current); err != nil {
+		t.Fatal(err)
 	}
 }

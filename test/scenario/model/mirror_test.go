@@ -49,7 +49,7 @@ var mirrored = map[string]string{
 	"canaryProgress":                        "641cb5a2312d8d2b",
 	"activeProgress":                        "7e914580237278af",
 	"withBakeMessage":                       "79fa3848fb6600bd",
-	"ReplicaSetReconciler.Reconcile":        "aa3d642fbfc80f89",
+	"ReplicaSetReconciler.Reconcile":        "f505e7049919bcd2",
 	"ExtendedDaemonSetReconciler.currentReplicaSet": "e794c1461b6349a5",
 	"availableOnEvery":                            "1322d5f7e2e4fcd8",
 	"returnsAtOnce":                               "bba8de55010c1e91",
