@@ -271,6 +271,19 @@ func checkSide(f *fuzzFleet, rs string, plan Plan, after *world) []string {
 	return errs
 }
 
+// addRandomSeeds adds to f's corpus eight inputs of random bytes, the
+// same at every run.
+func addRandomSeeds(f *testing.F) {
+	for seed := range uint64(8) {
+		r := rand.New(rand.NewPCG(seed, seed))
+		data := make([]byte, 64+r.IntN(512))
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		f.Add(data)
+	}
+}
+
 // FuzzCompute plans a canary and the active replica set of a fleet the
 // fuzzer draws, one after the other as reconciles interleave, each knowing
 // what the other spends, and checks that neither goes beyond the shared
@@ -280,14 +293,7 @@ func FuzzCompute(f *testing.F) {
 	f.Add([]byte{})
 	// Nine nodes, then every choice in the middle of its range.
 	f.Add([]byte("\x20\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80"))
-	for seed := range uint64(8) {
-		r := rand.New(rand.NewPCG(seed, seed))
-		data := make([]byte, 64+r.IntN(512))
-		for i := range data {
-			data[i] = byte(r.Uint32())
-		}
-		f.Add(data)
-	}
+	addRandomSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzFleetRound(t, data, false)
 		// The same fleet rolling out with InPlaceIfPossible: the flags come

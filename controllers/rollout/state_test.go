@@ -493,14 +493,7 @@ func TestStateMatchesComputeOnRandomEventStreams(t *testing.T) {
 // bytes.
 func FuzzState(f *testing.F) {
 	f.Add([]byte{})
-	for seed := range uint64(8) {
-		r := rand.New(rand.NewPCG(seed, seed))
-		data := make([]byte, 64+r.IntN(512))
-		for i := range data {
-			data[i] = byte(r.Uint32())
-		}
-		f.Add(data)
-	}
+	addRandomSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := rand.New(newByteSource(data))
 		if failure := runStream(r, 2+r.IntN(24), 60, &streamStats{}); failure != "" {
